@@ -1,0 +1,130 @@
+"""Docker-free Lambda bundling: copy the function tree and pip-install Linux wheels into a layer.
+
+`python -m infra.bundling` (what `make build` runs) writes:
+  .build/functions/      the code asset (search/ recall/ snapshot/ ingest/ agentkb/)
+  .build/deps/python/    the dependency layer: runtime deps from pyproject.toml, manylinux wheels only,
+                         minus what the Lambda runtime or the Powertools layer already provide.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from infra import constants as c
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".pytest_cache", ".mypy_cache")
+
+
+def normalize(name: str) -> str:
+    """PEP 503 normalised distribution name."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def requirement_name(requirement: str) -> str:
+    match = _NAME.match(requirement)
+    if not match:
+        raise ValueError(f"unparseable requirement: {requirement!r}")
+    return normalize(match.group(1))
+
+
+def runtime_requirements(pyproject: Path | None = None) -> list[str]:
+    """`[project].dependencies` minus what Lambda/Powertools provide; local-model packages are refused."""
+    path = pyproject or REPO_ROOT / "pyproject.toml"
+    if not path.exists():
+        return []
+    with path.open("rb") as handle:
+        dependencies = tomllib.load(handle).get("project", {}).get("dependencies", [])
+    wanted = [req for req in dependencies if requirement_name(req) not in c.PROVIDED_DISTRIBUTIONS]
+    forbidden = sorted({requirement_name(req) for req in wanted} & c.FORBIDDEN_DISTRIBUTIONS)
+    if forbidden:
+        raise SystemExit(f"runtime dependencies must not include local-model packages: {forbidden}")
+    return wanted
+
+
+def build_functions_asset(root: Path = REPO_ROOT) -> Path:
+    """Copy the Lambda code tree into .build/functions (fast: no network)."""
+    source, target = root / "functions", root / c.FUNCTIONS_ASSET_DIR
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    for package in c.FUNCTION_PACKAGES:
+        if (source / package).is_dir():
+            shutil.copytree(source / package, target / package, ignore=_IGNORED)
+    return target
+
+
+def ensure_placeholder_deps(root: Path = REPO_ROOT) -> Path:
+    """An empty layer asset for `bundling=skip` synths (tests, offline synth): never deploy it."""
+    target = root / c.DEPS_ASSET_DIR / "python"
+    target.mkdir(parents=True, exist_ok=True)
+    marker = target / "PLACEHOLDER.txt"
+    if not any(p for p in target.iterdir() if p != marker):
+        marker.write_text("bundling=skip placeholder: run `make build` before `cdk deploy`.\n")
+    return target.parent
+
+
+def build_deps_layer(root: Path = REPO_ROOT, requirements: list[str] | None = None) -> Path:
+    """pip-install manylinux wheels for Python 3.11 into .build/deps/python (no Docker, no sdists)."""
+    reqs = runtime_requirements(root / "pyproject.toml") if requirements is None else requirements
+    layer = root / c.DEPS_ASSET_DIR
+    shutil.rmtree(layer, ignore_errors=True)
+    target = layer / "python"
+    target.mkdir(parents=True)
+    if reqs:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+             "--platform", c.PIP_PLATFORM, "--implementation", "cp", "--python-version", c.PYTHON_VERSION,
+             "--only-binary=:all:", "--upgrade", "--target", str(target), *reqs],
+            check=True,
+        )
+    for cache in target.rglob("__pycache__"):
+        shutil.rmtree(cache, ignore_errors=True)
+    installed = {normalize(p.name.split("-")[0]) for p in target.glob("*.dist-info")}
+    leaked = sorted(installed & c.FORBIDDEN_DISTRIBUTIONS)
+    if leaked:
+        raise SystemExit(f"deps layer pulled in local-model packages it must not ship: {leaked}")
+    provided = sorted(installed & c.PROVIDED_DISTRIBUTIONS)
+    if provided:
+        print(f"warning: deps layer also carries runtime-provided packages (pulled transitively): {provided}")
+    return layer
+
+
+def tree_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def check_sizes(root: Path = REPO_ROOT) -> dict[str, int]:
+    """Print the unzipped sizes and refuse a bundle over MAX_UNZIPPED_BYTES."""
+    sizes = {name: tree_size(root / path) for name, path in
+             (("functions", c.FUNCTIONS_ASSET_DIR), ("deps", c.DEPS_ASSET_DIR))}
+    total = sum(sizes.values())
+    for name, size in sizes.items():
+        print(f"{name:>10}: {size / 1_048_576:8.2f} MB")
+    print(f"{'total':>10}: {total / 1_048_576:8.2f} MB (limit {c.MAX_UNZIPPED_BYTES / 1_048_576:.0f} MB)")
+    if total >= c.MAX_UNZIPPED_BYTES:
+        raise SystemExit(f"unzipped bundle is {total} bytes, over the {c.MAX_UNZIPPED_BYTES} byte budget")
+    return sizes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--skip-deps", action="store_true", help="copy functions only; placeholder deps layer")
+    args = parser.parse_args(argv)
+    build_functions_asset()
+    if args.skip_deps:
+        ensure_placeholder_deps()
+    else:
+        build_deps_layer()
+    check_sizes()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,91 @@
+"""Deployment settings read from CDK context (cdk.json or `-c key=value`), validated once."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from aws_cdk import Aws
+from constructs import Node
+
+from infra import constants as c
+
+
+def _flag(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in {"1", "true", "yes", "on", "enabled"}
+
+
+@dataclass(frozen=True)
+class DeploymentConfig:
+    """Everything a stack may vary by; defaults live in constants.DEFAULTS."""
+
+    stage: str
+    generation: str
+    standby_replicas: bool
+    embedding_model: str
+    embedding_dimension: int
+    rerank_model: str
+    throttle_rate: int
+    throttle_burst: int
+    app_rate_limit_per_minute: int
+    api_key_required: bool
+    retain_data: bool
+    alarm_topic_arn: str
+    log_level: str
+    skip_bundling: bool
+
+    @property
+    def prefix(self) -> str:
+        return f"{c.SERVICE}-{self.stage}"
+
+    @property
+    def collection_name(self) -> str:
+        return self.prefix
+
+    @property
+    def documents_bucket_name(self) -> str:
+        """Deterministic, so the api stack can scope object ARNs without a cross-stack token."""
+        return f"{self.prefix}-documents-{Aws.ACCOUNT_ID}-{Aws.REGION}"
+
+    @property
+    def documents_bucket_name_pattern(self) -> str:
+        """The bucket name as cdk-nag renders it in findings."""
+        return f"{self.prefix}-documents-<AWS::AccountId>-<AWS::Region>"
+
+    @classmethod
+    def from_node(cls, node: Node) -> DeploymentConfig:
+        def get(key: str) -> object:
+            value = node.try_get_context(key)
+            return c.DEFAULTS[key] if value is None or value == "" else value
+
+        config = cls(
+            stage=str(get(c.CTX_STAGE)),
+            generation=str(get(c.CTX_GENERATION)).lower(),
+            standby_replicas=_flag(get(c.CTX_STANDBY)),
+            embedding_model=str(get(c.CTX_EMBEDDING_MODEL)),
+            embedding_dimension=int(str(get(c.CTX_EMBEDDING_DIMENSION))),
+            rerank_model=str(get(c.CTX_RERANK_MODEL)),
+            throttle_rate=int(str(get(c.CTX_THROTTLE_RATE))),
+            throttle_burst=int(str(get(c.CTX_THROTTLE_BURST))),
+            app_rate_limit_per_minute=int(str(get(c.CTX_APP_RATE_LIMIT))),
+            api_key_required=_flag(get(c.CTX_API_KEY_REQUIRED)),
+            retain_data=str(get(c.CTX_REMOVAL)).lower() != "destroy",
+            alarm_topic_arn=str(node.try_get_context(c.CTX_ALARM_TOPIC) or ""),
+            log_level=str(get(c.CTX_LOG_LEVEL)).upper(),
+            skip_bundling=str(os.environ.get(c.ENV_BUNDLING) or get(c.CTX_BUNDLING)).lower() == "skip",
+        )
+        config.validate()
+        return config
+
+    def validate(self) -> None:
+        if not re.match(c.STAGE_PATTERN, self.stage):
+            raise ValueError(f"stage {self.stage!r} must match {c.STAGE_PATTERN}")
+        if self.generation not in c.GENERATIONS:
+            raise ValueError(f"collectionGeneration must be one of {c.GENERATIONS}, got {self.generation!r}")
+        if not 1 <= self.embedding_dimension <= 4096:
+            raise ValueError("embeddingDimension must be within 1..4096")
+        if self.throttle_rate < 1 or self.throttle_burst < 1:
+            raise ValueError("throttle limits must be positive")

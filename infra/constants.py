@@ -1,0 +1,202 @@
+"""Every name, default and limit of the agentkb infrastructure, in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+SERVICE = "agentkb"
+PYTHON_VERSION = "3.11"
+
+# Paths (relative to the repository root) produced by `python -m infra.bundling`.
+BUILD_DIR = ".build"
+FUNCTIONS_ASSET_DIR = ".build/functions"
+DEPS_ASSET_DIR = ".build/deps"
+FUNCTION_PACKAGES = ("search", "recall", "snapshot", "ingest", "agentkb")
+# Provided by the Lambda runtime or the Powertools layer: never bundled.
+PROVIDED_DISTRIBUTIONS = frozenset({"aws-lambda-powertools", "boto3", "botocore", "s3transfer", "jmespath"})
+# Local-model packages that must never reach the AWS bundle.
+FORBIDDEN_DISTRIBUTIONS = frozenset({"onnxruntime", "tokenizers", "torch", "sentence-transformers"})
+MAX_UNZIPPED_BYTES = 100 * 1024 * 1024  # leaves head-room under Lambda's 250 MB (function + layers)
+PIP_PLATFORM = "manylinux2014_x86_64"
+
+# Powertools for AWS Lambda (Python) publishes its layer ARN as a public SSM parameter.
+POWERTOOLS_LAYER_PARAMETER = "/aws/service/powertools/python/x86_64/python3.11/latest"
+
+# Context keys (cdk.json "context" or `cdk synth -c key=value`) and their defaults.
+CTX_STAGE = "stage"
+CTX_GENERATION = "collectionGeneration"
+CTX_STANDBY = "standbyReplicas"
+CTX_EMBEDDING_MODEL = "embeddingModelId"
+CTX_EMBEDDING_DIMENSION = "embeddingDimension"
+CTX_RERANK_MODEL = "rerankModelId"
+CTX_THROTTLE_RATE = "throttleRateLimit"
+CTX_THROTTLE_BURST = "throttleBurstLimit"
+CTX_APP_RATE_LIMIT = "rateLimitPerMinute"
+CTX_API_KEY_REQUIRED = "apiKeyRequired"
+CTX_REMOVAL = "removalPolicy"
+CTX_ALARM_TOPIC = "alarmTopicArn"
+CTX_LOG_LEVEL = "logLevel"
+CTX_BUNDLING = "bundling"  # "skip": use an empty deps layer (tests, synth without pip)
+ENV_BUNDLING = "AGENTKB_BUNDLING"
+
+DEFAULTS = MappingProxyType(
+    {
+        CTX_STAGE: "dev",
+        CTX_GENERATION: "classic",
+        CTX_STANDBY: "enabled",
+        CTX_EMBEDDING_MODEL: "amazon.titan-embed-text-v2:0",
+        CTX_EMBEDDING_DIMENSION: 1024,
+        CTX_RERANK_MODEL: "cohere.rerank-v3-5:0",
+        CTX_THROTTLE_RATE: 100,
+        CTX_THROTTLE_BURST: 200,
+        CTX_APP_RATE_LIMIT: 600,
+        CTX_API_KEY_REQUIRED: False,
+        CTX_REMOVAL: "retain",
+        CTX_ALARM_TOPIC: "",
+        CTX_LOG_LEVEL: "INFO",
+        CTX_BUNDLING: "build",
+    }
+)
+GENERATIONS = ("classic", "nextgen")
+# CDK feature flags the app is written against (cdk.json or -c may still override them).
+FEATURE_FLAGS = MappingProxyType(
+    {
+        "@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy": True,
+        # The api stack imports data-stack outputs; strong references stop the data stack dropping them.
+        "@aws-cdk/core:defaultCrossStackReferences": "strong",
+        "@aws-cdk/aws-apigateway:disableCloudWatchRole": True,
+        "@aws-cdk/aws-iam:minimizePolicies": False,
+        "@aws-cdk/core:enablePartitionLiterals": True,
+        "@aws-cdk/aws-lambda:recognizeLayerVersion": True,
+        "@aws-cdk/aws-lambda:useCdkManagedLogGroup": False,
+    }
+)
+STAGE_PATTERN = r"^[a-z][a-z0-9-]{1,11}$"  # keeps every derived AOSS name <= 28/32 chars
+
+# OpenSearch Serverless
+INDEX_PREFIX = SERVICE
+AOSS_READ_PERMISSIONS = ("aoss:DescribeIndex", "aoss:ReadDocument")
+AOSS_WRITE_PERMISSIONS = (
+    "aoss:CreateIndex",
+    "aoss:UpdateIndex",
+    "aoss:DescribeIndex",
+    "aoss:ReadDocument",
+    "aoss:WriteDocument",
+)
+AOSS_COLLECTION_READ = ("aoss:DescribeCollectionItems",)
+AOSS_COLLECTION_WRITE = ("aoss:DescribeCollectionItems", "aoss:CreateCollectionItems", "aoss:UpdateCollectionItems")
+AOSS_OCU_USD_PER_HOUR = 0.24
+
+# DynamoDB tables: logical name -> (partition key, sort key or None, TTL attribute or None)
+TABLES = MappingProxyType(
+    {
+        "catalog": ("pk", "sk", None),
+        "memory": ("pk", "sk", None),
+        "graph": ("pk", "sk", None),
+        "snapshot": ("pk", "sk", None),
+        "keys": ("pk", "sk", None),
+        "rate_limit": ("pk", "sk", "ttl"),
+        "idempotency": ("id", None, "expiration"),  # the Powertools idempotency table shape
+    }
+)
+DDB_READ = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem")
+DDB_WRITE = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem")
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """One Lambda function: its handler, size, and what it may touch."""
+
+    name: str
+    memory_mb: int
+    timeout_s: int
+    tables: dict[str, str]  # table -> "r" | "rw"
+    aoss_write: bool = False
+    rerank: bool = False
+    bucket: str = ""  # "" | "r" | "rw"
+
+    @property
+    def handler(self) -> str:
+        return f"{self.name}.handler.lambda_handler"
+
+
+FUNCTIONS = (
+    FunctionSpec(
+        "search", 1024, 15, {"catalog": "r", "graph": "r", "keys": "r", "rate_limit": "rw"}, rerank=True
+    ),
+    FunctionSpec("recall", 1024, 15, {"memory": "r", "graph": "r", "keys": "r", "rate_limit": "rw"}),
+    FunctionSpec(
+        "snapshot",
+        1024,
+        29,
+        {"snapshot": "rw", "catalog": "r", "memory": "r", "graph": "r", "keys": "r", "rate_limit": "rw",
+         "idempotency": "rw"},
+        rerank=True,
+        bucket="rw",
+    ),
+    FunctionSpec(
+        "ingest",
+        1536,
+        60,
+        {"catalog": "rw", "memory": "rw", "graph": "rw", "keys": "r", "rate_limit": "rw", "idempotency": "rw"},
+        aoss_write=True,
+        bucket="r",
+    ),
+)
+
+# Routes: (method, path, function, authenticated)
+ROUTES = (
+    ("POST", "/api/v2/knowledge/search", "search", True),
+    ("POST", "/v1/graph/search", "search", True),
+    ("GET", "/health", "search", False),
+    ("GET", "/openapi.json", "search", False),
+    ("POST", "/v1/recall", "recall", True),
+    ("POST", "/v1/snapshots", "snapshot", True),
+    ("GET", "/v1/snapshots/{snapshotId}", "snapshot", True),
+    ("POST", "/api/v2/knowledge/bases", "ingest", True),
+    ("GET", "/api/v2/knowledge/bases/{knowledgeBaseId}/tags", "ingest", True),
+    ("POST", "/api/v2/knowledge/bases/{knowledgeBaseId}/documents", "ingest", True),
+    ("DELETE", "/api/v2/knowledge/bases/{knowledgeBaseId}/documents/{documentId}", "ingest", True),
+    ("POST", "/v1/memories", "ingest", True),
+    ("POST", "/v1/graph", "ingest", True),
+)
+# Method throttles tighter than the stage default (writes are the expensive path).
+METHOD_THROTTLES = MappingProxyType(
+    {
+        "/api/v2/knowledge/bases/{knowledgeBaseId}/documents/POST": (20, 40),
+        "/v1/graph/POST": (20, 40),
+        "/v1/snapshots/POST": (50, 100),
+    }
+)
+
+
+@dataclass(frozen=True)
+class UsageTier:
+    name: str
+    rate: int
+    burst: int
+    quota_per_day: int
+
+
+USAGE_TIERS = (UsageTier("free", 5, 10, 5_000), UsageTier("pro", 50, 100, 500_000))
+
+# WAF rate-based rules: requests per 5-minute window.
+WAF_WINDOW_S = 300
+WAF_LIMIT_PER_IP = 3000
+WAF_LIMIT_PER_API_KEY = 6000
+WAF_RETRY_AFTER_S = 60
+API_KEY_HEADER = "x-api-key"
+
+# Ingest queue
+QUEUE_VISIBILITY_TIMEOUT_S = 6 * 60  # >= 6 x ingest timeout, the Lambda/SQS recommendation
+QUEUE_MAX_RECEIVE_COUNT = 5
+QUEUE_BATCH_SIZE = 10
+DLQ_RETENTION_DAYS = 14
+
+# Observability
+LOG_RETENTION_DAYS = 30
+ALARM_5XX_THRESHOLD = 5  # errors per 5 minutes
+ALARM_429_THRESHOLD = 50  # throttled responses per 5 minutes
+ALARM_P99_LATENCY_MS = 3000
+ALARM_PERIOD_MINUTES = 5
