@@ -13,9 +13,14 @@ from infra.stacks.api_stack import ApiStack
 from infra.stacks.data_stack import DataStack
 
 
+def new_app(context: dict[str, object] | None = None, outdir: str | None = None) -> cdk.App:
+    """An App with the feature flags this code is written against (cdk.json / -c still win)."""
+    return cdk.App(context={**c.FEATURE_FLAGS, **(context or {})}, outdir=outdir)
+
+
 def build_app(context: dict[str, object] | None = None, outdir: str | None = None) -> cdk.App:
     """Build (not synthesize) the app: data stack, api stack, cdk-nag AwsSolutions on the whole tree."""
-    app = cdk.App(context={**c.FEATURE_FLAGS, **(context or {})}, outdir=outdir)
+    app = new_app(context, outdir)
     config = DeploymentConfig.from_node(app.node)
     env = cdk.Environment(account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION"))
     data = DataStack(app, f"{config.prefix}-data", config=config, env=env,

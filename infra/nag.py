@@ -7,7 +7,11 @@ from constructs import IConstruct
 
 
 def acknowledge(scope: IConstruct, rule: str, reason: str) -> None:
-    """Acknowledge one AwsSolutions finding (e.g. `AwsSolutions-IAM5[Resource::*]`) on one construct."""
+    """Acknowledge one AwsSolutions finding (e.g. `AwsSolutions-IAM5[Resource::*]`) on one construct.
+
+    The plain rule id is the form cdk-nag 3 matches itself (CDK stores it as `Annotation::<id>`), so both
+    synthesis-time validation and `AwsSolutionsChecks().validate_scope()` honour it.
+    """
     if len(reason.strip()) < 20:
         raise ValueError(f"an acknowledgement of {rule} needs a real reason")
     Validations.of(scope).acknowledge(Acknowledgment(id=rule, reason=reason))

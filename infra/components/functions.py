@@ -131,9 +131,6 @@ class ServiceFunctions(Construct):
         acknowledge(policy, "AwsSolutions-IAM5[Resource::*]",
                     "Only X-Ray PutTraceSegments/PutTelemetryRecords (added by Tracing.ACTIVE) and bedrock:Rerank "
                     "use '*': neither action supports resource-level permissions.")
-        acknowledge(policy, "AwsSolutions-IAM5[Resource::<LogsLogGroup.Arn>:*]".replace(
-            "LogsLogGroup", f"Functions{spec.name.title()}Logs"),
-            "Log streams are created dynamically inside this function's own log group.")
         if spec.bucket:
             acknowledge(policy, "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::"
                         f"{config.documents_bucket_name_pattern}/*]",

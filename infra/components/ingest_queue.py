@@ -9,7 +9,6 @@ from constructs import Construct
 
 from infra import constants as c
 from infra.config import DeploymentConfig
-from infra.nag import acknowledge
 
 
 class IngestQueue(Construct):
@@ -23,8 +22,6 @@ class IngestQueue(Construct):
             enforce_ssl=True,
             retention_period=Duration.days(c.DLQ_RETENTION_DAYS),
         )
-        acknowledge(self.dead_letter_queue, "AwsSolutions-SQS3",
-                    "This queue is itself the dead-letter queue of the ingest queue.")
         self.queue = sqs.Queue(
             self,
             "Queue",

@@ -56,8 +56,6 @@ class DocumentBucket(Construct):
                                               noncurrent_version_expiration=Duration.days(30))],
             removal_policy=removal,
         )
-        acknowledge(self.log_bucket, "AwsSolutions-S1",
-                    "This is the server access log target bucket; logging it into itself would loop.")
         self.bucket = s3.Bucket(
             self,
             "Documents",
