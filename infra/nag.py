@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from aws_cdk import Acknowledgment, Validations
+
 from constructs import IConstruct
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from aws_cdk import CfnOutput, Stack
-from constructs import Construct
 
+from constructs import Construct
 from infra.components.ingest_queue import IngestQueue
 from infra.components.storage import DocumentBucket, KeyPepper, Tables
 from infra.components.vector_collection import VectorCollection

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 from aws_cdk.assertions import Match
+from infra.components.rest_api import GATEWAY_RESPONSES
 
 from infra import constants as c
-from infra.components.rest_api import GATEWAY_RESPONSES
 
 ENV_NAMES = {
     "AGENTKB_BACKEND", "AGENTKB_OPENSEARCH_ENDPOINT", "AGENTKB_OPENSEARCH_GENERATION",
@@ -76,7 +76,7 @@ def test_code_asset_is_the_functions_build_dir_not_docker(synthesized):
 
 def test_environment_is_one_settings_mapping(synthesized):
     envs = [fn["Properties"]["Environment"]["Variables"] for fn in functions(synthesized).values()]
-    assert ENV_NAMES <= set(envs[0])
+    assert set(envs[0]) >= ENV_NAMES
     assert all(env == envs[0] for env in envs)
     env = envs[0]
     assert env["AGENTKB_BACKEND"] == "aws"
@@ -113,7 +113,8 @@ def test_iam_is_least_privilege(synthesized, name):
 
 def test_bedrock_grants_match_each_function(synthesized):
     def models(name: str) -> str:
-        return imported([s["Resource"] for s in statements(synthesized, name) if "bedrock:InvokeModel" in as_list(s["Action"])])
+        granted = statements(synthesized, name)
+        return imported([s["Resource"] for s in granted if "bedrock:InvokeModel" in as_list(s["Action"])])
 
     def reranks(name: str) -> bool:
         return any("bedrock:Rerank" in as_list(s["Action"]) for s in statements(synthesized, name))
@@ -250,7 +251,8 @@ def test_alarms_on_5xx_throttles_and_p99_latency(synthesized):
 def test_ingest_consumes_the_queue_with_partial_batch_failures(synthesized):
     (mapping,) = synthesized.resources(synthesized.api_json, "AWS::Lambda::EventSourceMapping").values()
     props = mapping["Properties"]
-    assert props["FunctionName"] == {"Ref": logical_id(synthesized, synthesized.api_stack.functions.functions["ingest"])}
+    ingest = synthesized.api_stack.functions.functions["ingest"]
+    assert props["FunctionName"] == {"Ref": logical_id(synthesized, ingest)}
     assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     assert props["BatchSize"] == c.QUEUE_BATCH_SIZE
     ingest_actions = {a for s in statements(synthesized, "ingest") for a in as_list(s["Action"])}

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 from aws_cdk.assertions import Match, Template
-
-from infra import constants as c
 from infra.app import new_app
 from infra.config import DeploymentConfig
 from infra.stacks.data_stack import DataStack
+
+from infra import constants as c
 
 
 def test_every_table_is_on_demand_pitr_and_encrypted(synthesized):
@@ -48,8 +48,9 @@ def test_document_bucket_is_private_encrypted_versioned_logged_and_tls_only(synt
     assert len(policies) == 2  # documents + log bucket
     for policy in policies.values():
         statements = policy["Properties"]["PolicyDocument"]["Statement"]
-        assert any(s["Effect"] == "Deny" and s.get("Condition", {}).get("Bool", {}).get("aws:SecureTransport") == "false"
-                   for s in statements)
+        tls_only = [s for s in statements if s["Effect"] == "Deny"
+                    and s.get("Condition", {}).get("Bool", {}).get("aws:SecureTransport") == "false"]
+        assert tls_only
 
 
 def test_key_pepper_secret_is_generated(synthesized):
