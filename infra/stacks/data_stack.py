@@ -24,4 +24,5 @@ class DataStack(Stack):
         self.vectors = VectorCollection(self, "Vectors", config=config)
         CfnOutput(self, "CollectionEndpoint", value=self.vectors.endpoint)
         CfnOutput(self, "KeysTableName", value=self.tables.by_name["keys"].table_name)
+        CfnOutput(self, "KeyPepperSecretArn", value=self.pepper.secret.secret_arn)
         CfnOutput(self, "DocumentBucketName", value=self.documents.bucket.bucket_name)
