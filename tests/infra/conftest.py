@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sys
@@ -26,6 +27,7 @@ from infra.stacks.api_stack import ApiStack  # noqa: E402
 from infra.stacks.data_stack import DataStack  # noqa: E402
 
 from infra import bundling  # noqa: E402
+from infra import constants as c  # noqa: E402
 
 
 @dataclass
@@ -45,7 +47,12 @@ class Synthesized:
 
 @pytest.fixture(scope="session")
 def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
-    bundling.build_functions_asset()
+    # Copy the code asset only when missing, under a lock: pytest-xdist workers share the repo's .build/.
+    (REPO_ROOT / ".build").mkdir(exist_ok=True)
+    with open(REPO_ROOT / ".build" / ".infra-tests.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (REPO_ROOT / c.FUNCTIONS_ASSET_DIR / "agentkb").is_dir():
+            bundling.build_functions_asset()
     outdir = tmp_path_factory.mktemp("cdk.out")
     app = build_app(context={"bundling": "skip"}, outdir=str(outdir))
     app.synth()  # raises if cdk-nag reports an unacknowledged error
