@@ -47,6 +47,7 @@ CREATE TABLE IF NOT EXISTS graph_aliases (
   PRIMARY KEY (workspace_id, alias_lc, entity_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS graph_terms (
   workspace_id TEXT NOT NULL, term TEXT NOT NULL, entity_id TEXT NOT NULL, weight INTEGER NOT NULL,
+  kind TEXT NOT NULL, label TEXT NOT NULL, project_id TEXT NOT NULL,
   PRIMARY KEY (workspace_id, term, entity_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS graph_term_df (
   workspace_id TEXT NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL,
@@ -56,8 +57,8 @@ CREATE TABLE IF NOT EXISTS graph_relations (
   derivation TEXT NOT NULL, trust TEXT NOT NULL, confidence TEXT NOT NULL, rank INTEGER NOT NULL,
   weight REAL NOT NULL, proven INTEGER NOT NULL, proof_ids TEXT NOT NULL, canon TEXT NOT NULL,
   UNIQUE (workspace_id, id));
-CREATE INDEX IF NOT EXISTS graph_relations_from ON graph_relations (workspace_id, from_id, proven, rank, id);
-CREATE INDEX IF NOT EXISTS graph_relations_to ON graph_relations (workspace_id, to_id, proven, rank, id);
+CREATE INDEX IF NOT EXISTS graph_relations_from ON graph_relations (workspace_id, from_id, proven, rank, id, to_id);
+CREATE INDEX IF NOT EXISTS graph_relations_to ON graph_relations (workspace_id, to_id, proven, rank, id, from_id);
 CREATE TABLE IF NOT EXISTS graph_proofs (
   workspace_id TEXT NOT NULL, id TEXT NOT NULL, doc TEXT NOT NULL, canon TEXT NOT NULL, UNIQUE (workspace_id, id));
 CREATE TABLE IF NOT EXISTS graph_project_links (
@@ -179,7 +180,7 @@ class SqliteGraphStore:
                          json.dumps(doc, ensure_ascii=False, separators=(",", ":")), canon))
             aliases.extend((ws, alias, entity.id) for alias in {normalise_text(a) for a in entity.aliases})
             for term, weight in entity_terms(entity).items():
-                terms.append((ws, term, entity.id, weight))
+                terms.append((ws, term, entity.id, weight, entity.kind, entity.label, entity.project_id or ""))
                 df[term] += 1
         if not rows:
             return 0, moved
@@ -193,7 +194,7 @@ class SqliteGraphStore:
             " identity_key=excluded.identity_key, key_lc=excluded.key_lc, doc=excluded.doc, canon=excluded.canon",
             rows)
         conn.executemany("INSERT OR IGNORE INTO graph_aliases VALUES (?,?,?)", sorted(aliases))
-        conn.executemany("INSERT OR REPLACE INTO graph_terms VALUES (?,?,?,?)", sorted(terms))
+        conn.executemany("INSERT OR REPLACE INTO graph_terms VALUES (?,?,?,?,?,?,?)", sorted(terms))
         conn.executemany(
             "INSERT INTO graph_term_df VALUES (?,?,?) ON CONFLICT (workspace_id, term) DO UPDATE SET df = df + excluded.df",
             sorted((ws, term, n) for term, n in df.items() if n))
@@ -252,13 +253,14 @@ class SqliteGraphStore:
             ids = json.dumps(list(part))
             conn.execute("DELETE FROM graph_project_links WHERE workspace_id = ? AND via IN (SELECT value FROM "
                          "json_each(?))", (ws, ids))
-            conn.execute(
-                "INSERT OR IGNORE INTO graph_project_links (workspace_id, project_id, entity_id, via)"
-                " SELECT r.workspace_id, b.project_id, a.id, r.id FROM json_each(?) j"
-                " JOIN graph_relations r ON r.workspace_id = ? AND r.id = j.value AND r.proven = 1"
-                " JOIN graph_entities a ON a.workspace_id = r.workspace_id AND a.id IN (r.from_id, r.to_id)"
-                " JOIN graph_entities b ON b.workspace_id = r.workspace_id AND b.id IN (r.from_id, r.to_id)"
-                " AND b.id <> a.id WHERE a.project_id = '' AND b.project_id <> ''", (ids, ws))
+            for ws_end, project_end in (("from_id", "to_id"), ("to_id", "from_id")):
+                conn.execute(
+                    "INSERT OR IGNORE INTO graph_project_links (workspace_id, project_id, entity_id, via)"
+                    " SELECT r.workspace_id, b.project_id, a.id, r.id FROM json_each(?) j CROSS JOIN graph_relations r"
+                    " ON r.workspace_id = ? AND r.id = j.value AND r.proven = 1"
+                    f" JOIN graph_entities a ON a.workspace_id = r.workspace_id AND a.id = r.{ws_end}"
+                    f" JOIN graph_entities b ON b.workspace_id = r.workspace_id AND b.id = r.{project_end}"
+                    " WHERE a.project_id = '' AND b.project_id <> ''", (ids, ws))
 
     # ---- reads -----------------------------------------------------------------------------------------------
 
@@ -296,40 +298,101 @@ class SqliteGraphStore:
         return (row[0] if row else 0), df
 
     def match_entities(self, query: GraphMatchQuery) -> GraphMatchPage:
-        ws, text = query.workspace_id, query.text
-        high = text + "\U0010ffff"
-        legs = [
-            "SELECT id, 3 AS tier, 0 AS s, 0 AS m FROM graph_entities WHERE workspace_id = :ws AND label_lc = :t",
-            "SELECT id, 3, 0, 0 FROM graph_entities WHERE workspace_id = :ws AND key_lc = :t",
-            "SELECT entity_id, 3, 0, 0 FROM graph_aliases WHERE workspace_id = :ws AND alias_lc = :t",
-            "SELECT id, 2, 0, 0 FROM graph_entities WHERE workspace_id = :ws AND label_lc > :t AND label_lc < :hi",
-            "SELECT id, 2, 0, 0 FROM graph_entities WHERE workspace_id = :ws AND key_lc > :t AND key_lc < :hi",
-            "SELECT entity_id, 2, 0, 0 FROM graph_aliases WHERE workspace_id = :ws AND alias_lc > :t"
-            " AND alias_lc < :hi",
-        ]
-        params: dict[str, Any] = {"ws": ws, "t": text, "hi": high, "bonus": query.coverage_bonus,
-                                  "limit": query.limit, "kind": query.kind, "project": query.project_id}
-        if query.term_weights:
-            values = ",".join(f"(:q{i}, :w{i})" for i in range(len(query.term_weights)))
-            for i, (term, weight) in enumerate(query.term_weights):
-                params[f"q{i}"], params[f"w{i}"] = term, weight
-            legs.append(f"SELECT t.entity_id, 1, q.column2 * t.weight, 1 FROM (VALUES {values}) q"
-                        " JOIN graph_terms t ON t.workspace_id = :ws AND t.term = q.column1")
+        # Postings carry kind, label and project (denormalised) so ranking and scoping never join graph_entities
+        # for every posting of a common term; the exact/prefix tiers are small index range reads merged here.
+        conn = self._db.connection()
+        params: dict[str, Any] = {"ws": query.workspace_id, "t": query.text, "hi": query.text + "\U0010ffff",
+                                  "bonus": query.coverage_bonus, "kind": query.kind, "project": query.project_id}
+        named = self._named_matches(conn, query, params)
+        scores = self._term_scores(conn, query, params, list(named)) if named else {}
+        # Named matches outrank every term-only match, so at most `limit` of them can push term matches out.
+        top, term_total = self._term_matches(conn, query, params,
+                                             query.limit + len(named) if len(named) < query.limit else 0)
+        rows = [(-tier, -scores.get(i, (0, 0))[0], kind, label, i) for i, (tier, kind, label) in named.items()]
+        rows += [(-1, -score, kind, label, i) for i, score, kind, label in top if i not in named]
+        rows.sort()
+        total = term_total + sum(1 for i in named if scores.get(i, (0, 0))[1] == 0)
+        return GraphMatchPage(total, tuple(GraphMatch(r[4], -r[0], -r[1]) for r in rows[:query.limit]))
+
+    @staticmethod
+    def _scope(query: GraphMatchQuery, alias: str) -> str:
         scope = ""
-        if query.kind is not None:
-            scope += " AND e.kind = :kind"
+        if query.kind is not None:  # unary + keeps the planner on the label/key/term index, not the kind one
+            scope += f" AND +{alias}.kind = :kind"
         if query.project_id is not None:
-            scope += (" AND (e.project_id = :project OR (e.project_id = '' AND EXISTS (SELECT 1 FROM"
-                      " graph_project_links l WHERE l.workspace_id = :ws AND l.project_id = :project"
-                      " AND l.entity_id = e.id)))")
-        sql = (
-            "SELECT c.id, MAX(c.tier) AS tier, SUM(c.s) + :bonus * SUM(c.m) AS score, COUNT(*) OVER () AS total"
-            f" FROM ({' UNION ALL '.join(legs)}) c"
-            f" JOIN graph_entities e ON e.workspace_id = :ws AND e.id = c.id WHERE 1 = 1{scope}"
-            " GROUP BY c.id ORDER BY tier DESC, score DESC, e.kind, e.label, c.id LIMIT :limit")
-        rows = self._db.connection().execute(sql, params).fetchall()
-        total = rows[0]["total"] if rows else 0
-        return GraphMatchPage(total, tuple(GraphMatch(r["id"], r["tier"], r["score"]) for r in rows))
+            scope += (f" AND ({alias}.project_id = :project OR ({alias}.project_id = '' AND EXISTS (SELECT 1 FROM"
+                      f" graph_project_links l WHERE l.workspace_id = :ws AND l.project_id = :project"
+                      f" AND l.entity_id = {alias}.{'entity_id' if alias == 't' else 'id'})))")
+        return scope
+
+    def _named_matches(self, conn: sqlite3.Connection, query: GraphMatchQuery,
+                       params: dict[str, Any]) -> dict[str, tuple[int, str, str]]:
+        """Exact (3) and prefix (2) matches of label, identity key or alias: id -> (tier, kind, label)."""
+        cols, scope = "e.id, e.kind, e.label", self._scope(query, "e")
+        aliased = " FROM graph_aliases a JOIN graph_entities e ON e.workspace_id = a.workspace_id AND e.id = a.entity_id"
+        legs = [
+            f"SELECT 3, {cols} FROM graph_entities e WHERE e.workspace_id = :ws AND e.label_lc = :t{scope}",
+            f"SELECT 3, {cols} FROM graph_entities e WHERE e.workspace_id = :ws AND e.key_lc = :t{scope}",
+            f"SELECT 3, {cols}{aliased} WHERE a.workspace_id = :ws AND a.alias_lc = :t{scope}",
+            f"SELECT 2, {cols} FROM graph_entities e WHERE e.workspace_id = :ws AND e.label_lc > :t"
+            f" AND e.label_lc < :hi{scope}",
+            f"SELECT 2, {cols} FROM graph_entities e WHERE e.workspace_id = :ws AND e.key_lc > :t"
+            f" AND e.key_lc < :hi{scope}",
+            f"SELECT 2, {cols}{aliased} WHERE a.workspace_id = :ws AND a.alias_lc > :t AND a.alias_lc < :hi{scope}",
+        ]
+        out: dict[str, tuple[int, str, str]] = {}
+        for tier, eid, kind, label in conn.execute(" UNION ALL ".join(legs), params):
+            if eid not in out or out[eid][0] < tier:
+                out[eid] = (tier, kind, label)
+        return out
+
+    @staticmethod
+    def _weights_sql(terms: Sequence[tuple[str, int]], params: dict[str, Any], prefix: str) -> str:
+        for i, (term, weight) in enumerate(terms):
+            params[f"{prefix}{i}"], params[f"{prefix}w{i}"] = term, weight
+        return ",".join(f"(:{prefix}{i}, :{prefix}w{i})" for i in range(len(terms)))
+
+    def _term_scores(self, conn: sqlite3.Connection, query: GraphMatchQuery, params: dict[str, Any],
+                     ids: list[str]) -> dict[str, tuple[int, int]]:
+        """Term score and matching-term count of given entities (the exact/prefix ones)."""
+        terms = (*query.matching_terms, *query.boost_terms)
+        if not terms:
+            return {}
+        values = self._weights_sql(terms, params, "s")
+        matching = {t for t, _ in query.matching_terms}
+        out: dict[str, tuple[int, int]] = {}
+        sql = (f"SELECT t.entity_id, t.term, q.column2 * t.weight FROM (VALUES {values}) q JOIN graph_terms t"
+               " ON t.workspace_id = :ws AND t.term = q.column1 AND t.entity_id IN (SELECT value FROM json_each(:ids))")
+        for eid, term, score in conn.execute(sql, {**params, "ids": json.dumps(ids)}):
+            total, hits = out.get(eid, (0, 0))
+            out[eid] = (total + score + query.coverage_bonus, hits + (term in matching))
+        return out
+
+    def _term_matches(self, conn: sqlite3.Connection, query: GraphMatchQuery, params: dict[str, Any],
+                      limit: int) -> tuple[list[tuple[str, int, str, str]], int]:
+        """Best `limit` term matches (id, score, kind, label) and the count of all term matches."""
+        if not query.matching_terms:
+            return [], 0
+        values = self._weights_sql(query.matching_terms, params, "m")
+        scope = self._scope(query, "t")
+        postings = (f"FROM (VALUES {values}) q JOIN graph_terms t ON t.workspace_id = :ws AND t.term = q.column1"
+                    f" WHERE 1 = 1{scope}")
+        boost = "0"
+        if query.boost_terms:
+            bvalues = self._weights_sql(query.boost_terms, params, "b")
+            boost = (f"COALESCE((SELECT SUM(b.column2 * u.weight + :bonus) FROM (VALUES {bvalues}) b JOIN graph_terms u"
+                     " ON u.workspace_id = :ws AND u.term = b.column1 AND u.entity_id = c.id), 0)")
+        if len(query.matching_terms) == 1:  # one posting per entity: no grouping, a bounded sort of the postings
+            inner = f"SELECT t.entity_id AS id, q.column2 * t.weight + :bonus AS s, t.kind, t.label {postings}"
+        else:
+            inner = (f"SELECT t.entity_id AS id, SUM(q.column2 * t.weight) + :bonus * COUNT(*) AS s, t.kind, t.label"
+                     f" {postings} GROUP BY t.entity_id")
+        sql = (f"SELECT c.id, c.s + {boost} AS score, c.kind, c.label FROM ({inner}) c"
+               " ORDER BY score DESC, c.kind, c.label, c.id LIMIT :limit")
+        top = [tuple(r) for r in conn.execute(sql, {**params, "limit": limit})] if limit else []
+        count_sql = (f"SELECT COUNT(*) {postings}" if len(query.matching_terms) == 1
+                     else f"SELECT COUNT(DISTINCT t.entity_id) {postings}")
+        return top, conn.execute(count_sql, params).fetchone()[0]  # type: ignore[return-value]
 
     def entities(self, workspace_id: str, ids: Sequence[str]) -> list[EntityRecord]:
         conn = self._db.connection()
@@ -369,14 +432,17 @@ class SqliteGraphStore:
         ids = list(dict.fromkeys(entity_ids))
         if not ids:
             return NeighbourhoodTotals(0, 0)
-        conn, marks = self._db.connection(), _marks(len(ids))
-        edges = (f"SELECT id, to_id AS other FROM graph_relations WHERE workspace_id = ? AND from_id IN ({marks})"
-                 f" AND proven = 1 UNION SELECT id, from_id FROM graph_relations WHERE workspace_id = ?"
-                 f" AND to_id IN ({marks}) AND proven = 1")
-        args = (workspace_id, *ids, workspace_id, *ids)
-        relations = conn.execute(f"SELECT COUNT(DISTINCT id) FROM ({edges})", args).fetchone()[0]
-        related = conn.execute(f"SELECT COUNT(DISTINCT other) FROM ({edges}) WHERE other NOT IN ({marks})",
-                               (*args, *ids)).fetchone()[0]
+        # Covering index scans only (the other endpoint is in the index), no temp tables for the relation count.
+        conn, ids_json = self._db.connection(), json.dumps(ids)
+        inside = "(SELECT value FROM json_each(:ids))"
+        out_edges = (f"FROM graph_relations WHERE workspace_id = :ws AND from_id IN {inside} AND proven = 1")
+        in_edges = (f"FROM graph_relations WHERE workspace_id = :ws AND to_id IN {inside} AND proven = 1"
+                    f" AND from_id NOT IN {inside}")
+        args = {"ws": workspace_id, "ids": ids_json}
+        relations = (conn.execute(f"SELECT COUNT(*) {out_edges}", args).fetchone()[0]
+                     + conn.execute(f"SELECT COUNT(*) {in_edges}", args).fetchone()[0])
+        related = conn.execute(f"SELECT COUNT(*) FROM (SELECT to_id {out_edges} AND to_id NOT IN {inside}"
+                               f" UNION SELECT from_id {in_edges})", args).fetchone()[0]
         return NeighbourhoodTotals(relations, related)
 
     def neighbours(self, workspace_id: str, entity_ids: Sequence[str], min_weight: float,

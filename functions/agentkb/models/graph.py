@@ -229,8 +229,9 @@ class GraphMatchQuery:
     """What the store matches: normalised text for exact/prefix tiers, weighted terms for the term tier."""
 
     workspace_id: str
-    text: str  # lowercased, trimmed query
-    term_weights: tuple[tuple[str, int], ...]  # (term, integer weight) in a fixed order
+    text: str  # lowercased, whitespace-collapsed query
+    matching_terms: tuple[tuple[str, int], ...]  # (term, integer weight): a posting makes an entity a match
+    boost_terms: tuple[tuple[str, int], ...]  # too common to match on their own: they only add to the score
     coverage_bonus: int  # added per matched query term
     limit: int
     kind: str | None = None

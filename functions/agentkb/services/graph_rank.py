@@ -12,7 +12,9 @@ from collections.abc import Mapping, Sequence
 from agentkb.models.graph import MAX_QUERY_TERMS, tokenize
 
 SCORE_SCALE = 1000  # fixed-point factor of every score component
-COVERAGE_WEIGHT = 1.0  # matching every query term is worth one mid-rarity term (in SCORE_SCALE units)
+COVERAGE_WEIGHT = 1.0
+COMMON_TERM_RATIO = 0.2  # a term in more than this share of the workspace's entities only boosts (cutoff frequency)
+COMMON_TERM_MIN_ENTITIES = 1000  # below this graph size every term may match  # matching every query term is worth one mid-rarity term (in SCORE_SCALE units)
 TIER_EXACT, TIER_PREFIX, TIER_TERMS = 3, 2, 1
 
 
@@ -38,3 +40,18 @@ def term_weights(terms: Sequence[str], df: Mapping[str, int], entity_count: int)
 def coverage_bonus(term_count: int) -> int:
     """Bonus per matched query term, so covering more of the query ranks higher at equal rarity."""
     return round(SCORE_SCALE * COVERAGE_WEIGHT / term_count) if term_count else 0
+
+
+def split_terms(weights: tuple[tuple[str, int], ...], df: Mapping[str, int],
+                entity_count: int) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
+    """(matching, boost): common terms only boost entities matched by rarer ones, unless every term is common.
+
+    The cutoff-frequency rule keeps a query like `invoice py` from turning every `.py` file into a match.
+    """
+    if entity_count < COMMON_TERM_MIN_ENTITIES:
+        return weights, ()
+    cutoff = COMMON_TERM_RATIO * entity_count
+    rare = tuple(w for w in weights if df[w[0]] <= cutoff)
+    if not rare:
+        return weights, ()
+    return rare, tuple(w for w in weights if df[w[0]] > cutoff)

@@ -21,7 +21,7 @@ from agentkb.services.graph_budget import (
     interleave,
     share_round_robin,
 )
-from agentkb.services.graph_rank import coverage_bonus, query_terms, term_weights
+from agentkb.services.graph_rank import coverage_bonus, query_terms, split_terms, term_weights
 
 SCHEMA_VERSION = "workspace-knowledge-search.v1"
 RELATIONS_PER_ENTITY = 16  # 1-hop cap per returned entity, applied in the store's query
@@ -33,8 +33,9 @@ def search_graph(store: GraphStore, request: GraphSearchRequest,
     ws = request.workspaceId
     terms = query_terms(request.query)
     entity_count, df = store.term_statistics(ws, terms)
+    matching, boost = split_terms(term_weights(terms, df, entity_count), df, entity_count)
     page = store.match_entities(GraphMatchQuery(
-        workspace_id=ws, text=normalise_text(request.query), term_weights=term_weights(terms, df, entity_count),
+        workspace_id=ws, text=normalise_text(request.query), matching_terms=matching, boost_terms=boost,
         coverage_bonus=coverage_bonus(len(terms)), limit=request.limit, kind=request.kind,
         project_id=request.projectId))
     ids = [m.entity_id for m in page.matches]
