@@ -161,15 +161,19 @@ def time_handler(data_dir: Path, bodies: list[dict[str, object]]) -> dict[str, f
         from search.handler import lambda_handler  # type: ignore[import-not-found]
     except Exception:  # noqa: BLE001  (the route may not be wired yet: report null)
         return None
+    from types import SimpleNamespace
+
+    context = SimpleNamespace(function_name="search", memory_limit_in_mb=1024, aws_request_id="bench",
+                              invoked_function_arn="arn:aws:lambda:us-east-1:000000000000:function:search")
     samples = []
     principal = {"id": "bench", "workspaces": [WORKSPACE], "scopes": ["api:read"]}
     for body in bodies:
         event = {"operation": "searchGraph", "principal": principal, "body": body}
         started = time.perf_counter()
-        result = lambda_handler(event, None)
+        result = lambda_handler(event, context)
         samples.append(time.perf_counter() - started)
         if result.get("statusCode") != 200:
-            return {"error_status": float(result.get("statusCode", 0))}
+            return {"error_status": float(result.get("statusCode", 0)), "body": str(result.get("body"))[:300]}
     return percentiles(samples)
 
 

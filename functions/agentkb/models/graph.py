@@ -315,3 +315,34 @@ def canonical_json(value: Any) -> str:
 def identity_fingerprint(kind: str, project_id: str | None, key: str) -> str:
     """Default identity fingerprint: sha256 of kind, project and identity key."""
     return hashlib.sha256(f"{kind}\n{project_id or ''}\n{key}".encode()).hexdigest()
+
+
+# ---- response models (OpenAPI documentation; the JSON Schemas in schemas/ are the contracts) ----
+
+class GraphWriteCounts(BaseModel):
+    entities: int
+    relations: int
+    proofs: int
+    graphSourceHash: Sha256Hex
+
+
+class GraphWriteResponse(BaseModel):
+    data: GraphWriteCounts
+
+
+class GraphSearchResponse(BaseModel):
+    """`workspace-knowledge-search.v1` (schemas/workspace-knowledge-search.v1.schema.json)."""
+
+    schemaVersion: Literal["workspace-knowledge-search.v1"]
+    graphSourceHash: Sha256Hex
+    query: str
+    kind: EntityKind | None
+    projectId: str | None = None
+    limit: int
+    totalMatches: int
+    truncated: bool
+    entities: list[dict[str, Any]]
+    relatedEntities: list[dict[str, Any]]
+    relations: list[dict[str, Any]]
+    proofs: list[dict[str, Any]]
+    budget: dict[str, Any] | None = None

@@ -1,0 +1,67 @@
+"""`agentkb graph import FILE.json --workspace W [--project P]`: the CLI face of `POST /v1/graph`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from agentkb.config import get_settings
+from agentkb.errors import DomainError
+
+
+def register(subparsers: Any) -> None:
+    """Add the `graph` command group to the agentkb CLI's subparsers."""
+    graph = subparsers.add_parser("graph", help="knowledge graph commands")
+    commands = graph.add_subparsers(dest="graph_command", required=True)
+    imp = commands.add_parser("import", help="upsert entities, relations and proofs from a JSON file")
+    imp.add_argument("file", type=Path, help="JSON: {entities: [...], relations: [...], proofs: [...]}")
+    imp.add_argument("--workspace", required=True, help="workspace id (overrides the file's workspaceId)")
+    imp.add_argument("--project", help="default projectId of project-scope entities")
+    imp.add_argument("--data-dir", type=Path, help="data directory (default .agentkb or AGENTKB_DATA_DIR)")
+    imp.set_defaults(func=run_import)
+
+
+def run_import(args: argparse.Namespace) -> int:
+    """Validate the whole file, write it atomically, print the counts as one JSON line."""
+    from agentkb.adapters.sqlite_db import open_database
+    from agentkb.adapters.sqlite_graph import SqliteGraphStore
+    from agentkb.services.graph_write import parse_graph_write, upsert_graph
+
+    try:
+        payload = json.loads(Path(args.file).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        print(f"error: cannot read {args.file}: {exc.__class__.__name__}", file=sys.stderr)
+        return 2
+    if not isinstance(payload, dict):
+        print("error: the file must hold a JSON object", file=sys.stderr)
+        return 2
+    payload = {**payload, "workspaceId": args.workspace}
+    if args.project:
+        payload["projectId"] = args.project
+    settings = get_settings()
+    data_dir = args.data_dir or settings.data_dir
+    try:
+        store = SqliteGraphStore(open_database(data_dir / "agentkb.sqlite3"))
+        result = upsert_graph(store, parse_graph_write(payload))
+    except DomainError as exc:
+        issues = (exc.details or {}).get("issues", []) if isinstance(exc.details, dict) else []
+        where = f" ({issues[0]['path']}: {issues[0]['message']}, {len(issues)} issue(s))" if issues else ""
+        print(f"error: {exc.message}{where}", file=sys.stderr)
+        return 2
+    print(json.dumps(result["data"]))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry (`python -m agentkb.graph_cli graph import ...`) until the agentkb CLI includes it."""
+    parser = argparse.ArgumentParser(prog="agentkb")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
