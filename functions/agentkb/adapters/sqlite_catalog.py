@@ -1,0 +1,107 @@
+"""Embedded catalog: workspaces, knowledge bases, tag definitions and documents in SQLite."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from agentkb.adapters.sqlite_db import Database, register_schema
+from agentkb.models.domain import Document, EmbeddingProfile, KnowledgeBase, TagDefinition
+
+_TAG_COLUMNS = ", ".join(
+    [f"text{i} TEXT" for i in range(1, 8)] + [f"number{i} REAL" for i in range(1, 6)]
+    + [f"date{i} TEXT" for i in range(1, 3)] + [f"boolean{i} INTEGER" for i in range(1, 4)])
+
+register_schema("knowledge", f"""
+CREATE TABLE IF NOT EXISTS workspaces (
+    id TEXT PRIMARY KEY, search_mode TEXT, created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ')));
+CREATE TABLE IF NOT EXISTS knowledge_bases (
+    id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, name TEXT NOT NULL, description TEXT,
+    embedding_model TEXT NOT NULL, embedding_dimension INTEGER NOT NULL, tag_definitions TEXT NOT NULL,
+    created_at TEXT NOT NULL, version INTEGER NOT NULL DEFAULT 0, UNIQUE (workspace_id, name));
+CREATE TABLE IF NOT EXISTS documents (
+    id TEXT PRIMARY KEY, knowledge_base_id TEXT NOT NULL REFERENCES knowledge_bases(id),
+    workspace_id TEXT NOT NULL, name TEXT NOT NULL, source_url TEXT, content_hash TEXT NOT NULL,
+    tags TEXT NOT NULL, chunk_count INTEGER NOT NULL, token_count INTEGER NOT NULL, created_at TEXT NOT NULL,
+    revision INTEGER NOT NULL DEFAULT 1, UNIQUE (knowledge_base_id, name));
+CREATE TABLE IF NOT EXISTS chunks (
+    rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, workspace_id TEXT NOT NULL,
+    knowledge_base_id TEXT NOT NULL, document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    chunk_index INTEGER NOT NULL, content TEXT NOT NULL, token_count INTEGER NOT NULL, content_hash TEXT NOT NULL,
+    embedding BLOB, {_TAG_COLUMNS});
+CREATE INDEX IF NOT EXISTS chunks_kb ON chunks (knowledge_base_id, rowid);
+CREATE INDEX IF NOT EXISTS chunks_document ON chunks (document_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    content, content='chunks', content_rowid='rowid', tokenize='porter unicode61');
+CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, content) VALUES (new.rowid, new.content); END;
+CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, content) VALUES ('delete', old.rowid, old.content); END;
+""")
+
+
+def _kb(row: sqlite3.Row) -> KnowledgeBase:
+    tags = tuple(TagDefinition(t["tagName"], t["fieldType"], t["slot"]) for t in json.loads(row["tag_definitions"]))
+    return KnowledgeBase(row["id"], row["workspace_id"], row["name"], row["description"],
+                         EmbeddingProfile(row["embedding_model"], row["embedding_dimension"]), tags, row["created_at"])
+
+
+def document_from_row(row: sqlite3.Row) -> Document:
+    return Document(row["id"], row["knowledge_base_id"], row["workspace_id"], row["name"], row["source_url"],
+                    row["content_hash"], json.loads(row["tags"]), row["chunk_count"], row["token_count"],
+                    row["created_at"], row["revision"])
+
+
+class SqliteCatalog:
+    """Catalog port on the embedded database."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def ensure_workspace(self, workspace_id: str) -> None:
+        self.db.connection().execute("INSERT OR IGNORE INTO workspaces (id) VALUES (?)", (workspace_id,))
+
+    def set_workspace_search_mode(self, workspace_id: str, mode: str | None) -> None:
+        self.ensure_workspace(workspace_id)
+        self.db.connection().execute("UPDATE workspaces SET search_mode = ? WHERE id = ?", (mode, workspace_id))
+
+    def workspace_search_mode(self, workspace_id: str) -> str | None:
+        row = self.db.connection().execute("SELECT search_mode FROM workspaces WHERE id = ?",
+                                           (workspace_id,)).fetchone()
+        return row["search_mode"] if row else None
+
+    def create_knowledge_base(self, kb: KnowledgeBase) -> None:
+        tags = json.dumps([{"tagName": t.tag_name, "fieldType": t.field_type, "slot": t.slot}
+                           for t in kb.tag_definitions])
+        with self.db.transaction() as conn:
+            conn.execute("INSERT OR IGNORE INTO workspaces (id) VALUES (?)", (kb.workspace_id,))
+            conn.execute(
+                "INSERT INTO knowledge_bases (id, workspace_id, name, description, embedding_model,"
+                " embedding_dimension, tag_definitions, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (kb.id, kb.workspace_id, kb.name, kb.description, kb.profile.model, kb.profile.dimension, tags,
+                 kb.created_at))
+
+    def get_knowledge_base(self, workspace_id: str, kb_id: str) -> KnowledgeBase | None:
+        row = self.db.connection().execute(
+            "SELECT * FROM knowledge_bases WHERE id = ? AND workspace_id = ?", (kb_id, workspace_id)).fetchone()
+        return _kb(row) if row else None
+
+    def find_knowledge_base_by_name(self, workspace_id: str, name: str) -> KnowledgeBase | None:
+        row = self.db.connection().execute(
+            "SELECT * FROM knowledge_bases WHERE workspace_id = ? AND name = ?", (workspace_id, name)).fetchone()
+        return _kb(row) if row else None
+
+    def list_knowledge_bases(self, workspace_id: str) -> list[KnowledgeBase]:
+        rows = self.db.connection().execute(
+            "SELECT * FROM knowledge_bases WHERE workspace_id = ? ORDER BY name, id", (workspace_id,)).fetchall()
+        return [_kb(r) for r in rows]
+
+    def get_document(self, kb_id: str, document_id: str) -> Document | None:
+        row = self.db.connection().execute(
+            "SELECT * FROM documents WHERE id = ? AND knowledge_base_id = ?", (document_id, kb_id)).fetchone()
+        return document_from_row(row) if row else None
+
+    def find_document_by_name(self, kb_id: str, name: str) -> Document | None:
+        row = self.db.connection().execute(
+            "SELECT * FROM documents WHERE knowledge_base_id = ? AND name = ?", (kb_id, name)).fetchone()
+        return document_from_row(row) if row else None

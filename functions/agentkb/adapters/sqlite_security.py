@@ -1,0 +1,111 @@
+"""Embedded key store, rate limiter, key pepper and embedding cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from agentkb.adapters.sqlite_db import Database, register_schema
+from agentkb.models.domain import ApiKeyRecord, RateDecision
+
+WINDOW_S = 60
+
+register_schema("security", """
+CREATE TABLE IF NOT EXISTS api_keys (
+    key_id TEXT PRIMARY KEY, key_hash TEXT NOT NULL, principal TEXT NOT NULL, workspaces TEXT NOT NULL,
+    scopes TEXT NOT NULL, created_at TEXT NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS rate_windows (
+    key_id TEXT NOT NULL, window_start INTEGER NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY (key_id, window_start)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS embedding_cache (
+    profile TEXT NOT NULL, content_hash TEXT NOT NULL, vector BLOB NOT NULL,
+    PRIMARY KEY (profile, content_hash)) WITHOUT ROWID;
+""")
+
+
+class SqliteKeyStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def put_key(self, record: ApiKeyRecord) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO api_keys (key_id, key_hash, principal, workspaces, scopes, created_at, revoked)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (record.key_id, record.key_hash, record.principal, json.dumps(list(record.workspaces)),
+                 json.dumps(list(record.scopes)), record.created_at, int(record.revoked)))
+            conn.executemany("INSERT OR IGNORE INTO workspaces (id) VALUES (?)",
+                             [(w,) for w in record.workspaces if w != "*"])
+
+    def get_key(self, key_id: str) -> ApiKeyRecord | None:
+        row = self.db.connection().execute("SELECT * FROM api_keys WHERE key_id = ?", (key_id,)).fetchone()
+        if row is None:
+            return None
+        return ApiKeyRecord(row["key_id"], row["key_hash"], row["principal"], tuple(json.loads(row["workspaces"])),
+                            tuple(json.loads(row["scopes"])), row["created_at"], bool(row["revoked"]))
+
+
+class SqliteRateLimiter:
+    """Fixed one-minute windows counted atomically in SQLite (shared by every local process)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def hit(self, key_id: str, limit: int, now: float) -> RateDecision:
+        window = int(now) // WINDOW_S * WINDOW_S
+        conn = self.db.connection()
+        count = conn.execute(
+            "INSERT INTO rate_windows (key_id, window_start, count) VALUES (?, ?, 1)"
+            " ON CONFLICT(key_id, window_start) DO UPDATE SET count = count + 1 RETURNING count",
+            (key_id, window)).fetchone()[0]
+        if count == 1:  # first hit of a window: forget this key's old windows
+            conn.execute("DELETE FROM rate_windows WHERE key_id = ? AND window_start < ?", (key_id, window))
+        reset = window + WINDOW_S
+        allowed = count <= limit
+        return RateDecision(limit, max(0, limit - count), reset, allowed,
+                            0 if allowed else max(1, reset - int(now)))
+
+
+class FileSecretStore:
+    """Local secrets port: a random pepper in <data-dir>/secrets/pepper (0600), created on first use."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = Path(data_dir) / "secrets" / "pepper"
+        self._pepper: bytes | None = None
+
+    def key_pepper(self) -> bytes:
+        if self._pepper is None:
+            if not self.path.exists():
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(secrets.token_bytes(32))
+            self._pepper = self.path.read_bytes()
+        return self._pepper
+
+
+class SqliteEmbeddingCache:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def get_many(self, profile_key: str, content_hashes: Sequence[str]) -> dict[str, list[float]]:
+        out: dict[str, list[float]] = {}
+        conn = self.db.connection()
+        hashes = list(dict.fromkeys(content_hashes))
+        for start in range(0, len(hashes), 500):
+            part = hashes[start:start + 500]
+            for row in conn.execute(
+                    f"SELECT content_hash, vector FROM embedding_cache WHERE profile = ?"
+                    f" AND content_hash IN ({','.join('?' * len(part))})", (profile_key, *part)):
+                out[row[0]] = np.frombuffer(row[1], dtype=np.float32).tolist()
+        return out
+
+    def put_many(self, profile_key: str, vectors: dict[str, list[float]]) -> None:
+        with self.db.transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO embedding_cache (profile, content_hash, vector) VALUES (?, ?, ?)",
+                             [(profile_key, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in vectors.items()])

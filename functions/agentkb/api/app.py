@@ -1,0 +1,165 @@
+"""One function's API: REST v1 and HTTP v2 resolvers over the same routers, the gate, the three handlers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver, Router
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+
+from agentkb.adapters.factory import get_container
+from agentkb.api import context
+from agentkb.api.gate import check_request, rate_headers
+from agentkb.api.observability import logger
+from agentkb.api.routes_table import BY_OPERATION, match_route
+from agentkb.errors import BadRequest, DomainError, NotFound, error_envelope
+from agentkb.models.domain import Principal
+
+JSON = "application/json"
+
+
+def _json_response(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> Response:
+    return Response(status_code=status, content_type=JSON, body=json.dumps(body, separators=(",", ":")),
+                    headers=headers or {})
+
+
+_TYPE_TAGS = frozenset({"int", "float", "str", "bool", "list", "dict", "none", "constrained-str", "literal"})
+
+
+def _issue_path(loc: Sequence[Any]) -> str:
+    """A dotted path of field names and indices (pydantic's union-branch tags dropped)."""
+    parts = [str(p) for p in loc if isinstance(p, int) or (isinstance(p, str) and p != "body" and p not in _TYPE_TAGS
+                                                           and "[" not in p and "-" not in p)]
+    return ".".join(parts) or "body"
+
+
+def validation_details(errors: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
+    """Pydantic issues -> [{path, message}] without echoing the input back."""
+    return [{"path": _issue_path(e.get("loc", ())), "message": str(e.get("msg", "invalid"))} for e in errors[:20]]
+
+
+def _install_handlers(app: ApiGatewayResolver) -> None:
+    @app.exception_handler(DomainError)
+    def _domain(exc: DomainError) -> Response:
+        return _json_response(exc.http_status, exc.envelope(), exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    def _invalid(exc: RequestValidationError) -> Response:
+        details = validation_details(list(exc.errors()))
+        return _json_response(400, error_envelope("BAD_REQUEST", "Invalid request", details))
+
+    @app.exception_handler(Exception)
+    def _unexpected(exc: Exception) -> Response:
+        logger.exception("unhandled error")
+        return _json_response(500, error_envelope("INTERNAL_ERROR", "Internal server error"))
+
+    @app.not_found
+    def _missing(exc: Exception) -> Response:
+        return _json_response(404, NotFound("Route not found").envelope())
+
+
+def _resolver(cls: type[ApiGatewayResolver], routers: Sequence[Router]) -> ApiGatewayResolver:
+    app = cls(enable_validation=True)
+    for router in routers:
+        app.include_router(router)
+    _install_handlers(app)
+    return app
+
+
+class FunctionApp:
+    """The API of one Lambda function, callable with REST v1, HTTP v2 or direct-invocation events."""
+
+    def __init__(self, name: str, routers: Sequence[Router]) -> None:
+        self.name = name
+        self.rest = _resolver(APIGatewayRestResolver, routers)
+        self.http = _resolver(APIGatewayHttpResolver, routers)
+
+    def openapi(self) -> dict[str, Any]:
+        return json.loads(self.rest.get_openapi_json_schema(title="agentkb", version="1.0.0"))
+
+    def __call__(self, event: dict[str, Any], lambda_context: Any) -> dict[str, Any]:
+        if "operation" in event and "httpMethod" not in event and "requestContext" not in event:
+            return self._direct(event, lambda_context)
+        return self._http(event, lambda_context, None)
+
+    def _http(self, event: dict[str, Any], lambda_context: Any, direct: Principal | None) -> dict[str, Any]:
+        is_v2 = event.get("version") == "2.0"
+        method = event["requestContext"]["http"]["method"] if is_v2 else event.get("httpMethod", "")
+        path = event.get("rawPath", "") if is_v2 else event.get("path", "")
+        found = match_route(method, path)
+        decision = None
+        try:
+            if found is None:
+                raise NotFound("Route not found")
+            principal, decision = check_request(event, found[0], get_container(), direct)
+        except DomainError as exc:
+            return self._finish(self._error(exc, is_v2), decision, is_v2)
+        context.set_principal(principal)
+        context.set_rate(decision)
+        try:
+            resolver = self.http if is_v2 else self.rest
+            result = resolver.resolve(event, lambda_context)
+        finally:
+            context.set_principal(None)
+            context.set_rate(None)
+        return self._finish(result, decision, is_v2)
+
+    @staticmethod
+    def _error(exc: DomainError, is_v2: bool) -> dict[str, Any]:
+        headers = {"Content-Type": JSON, **exc.headers}
+        body = json.dumps(exc.envelope(), separators=(",", ":"))
+        if is_v2:
+            return {"statusCode": exc.http_status, "headers": headers, "body": body, "isBase64Encoded": False}
+        return {"statusCode": exc.http_status, "multiValueHeaders": {k: [v] for k, v in headers.items()},
+                "body": body, "isBase64Encoded": False}
+
+    @staticmethod
+    def _finish(result: dict[str, Any], decision: Any, is_v2: bool) -> dict[str, Any]:
+        extra = context.take_response_headers()
+        if decision is not None:
+            extra.update(rate_headers(decision))
+        if extra:
+            if is_v2 or "multiValueHeaders" not in result:
+                result.setdefault("headers", {}).update(extra)
+            else:
+                result["multiValueHeaders"].update({k: [v] for k, v in extra.items()})
+        return result
+
+    def _direct(self, event: dict[str, Any], lambda_context: Any) -> dict[str, Any]:
+        """{"operation", "body", "pathParameters"?, "queryStringParameters"?, "principal"?} -> {statusCode, body}."""
+        route = BY_OPERATION.get(str(event.get("operation")))
+        if route is None or route.function != self.name:
+            err = BadRequest("Unknown operation for this function", details=[{"path": "operation",
+                                                                              "message": "unknown operation"}])
+            return {"statusCode": 400, "body": err.envelope()}
+        principal = _direct_principal(event.get("principal"))
+        path = route.path
+        for name, value in (event.get("pathParameters") or {}).items():
+            path = path.replace("{" + name + "}", str(value))
+        body = event.get("body")
+        synthetic = {
+            "httpMethod": route.method, "path": path, "resource": route.path,
+            "headers": {"content-type": JSON}, "multiValueHeaders": {"content-type": [JSON]},
+            "queryStringParameters": event.get("queryStringParameters"), "pathParameters": event.get("pathParameters"),
+            "body": None if body is None else json.dumps(body), "isBase64Encoded": False,
+            "requestContext": {"httpMethod": route.method, "path": path, "resourcePath": route.path,
+                               "stage": "direct", "requestId": "direct-invocation"},
+        }
+        response = self._http(synthetic, lambda_context, principal)
+        raw = response.get("body") or ""
+        headers = response.get("headers") or {k: v[-1] for k, v in (response.get("multiValueHeaders") or {}).items()}
+        return {"statusCode": response["statusCode"], "headers": headers, "body": json.loads(raw) if raw else None}
+
+
+def _direct_principal(raw: Any) -> Principal:
+    """IAM decided who may invoke; a given principal narrows workspaces and scopes, none means the service."""
+    if not isinstance(raw, dict):
+        return Principal(id="service", workspaces=("*",), scopes=("api:read", "api:write"))
+    return Principal(id=str(raw.get("id") or "service"), workspaces=tuple(map(str, raw.get("workspaces") or ())),
+                     scopes=tuple(map(str, raw.get("scopes") or ())))
+
+
+HandlerFn = Callable[[dict[str, Any], Any], dict[str, Any]]

@@ -1,0 +1,131 @@
+"""The gate every request passes before a resolver parses it: size, auth, rate limit, scope, media type, JSON.
+
+It runs before Powertools' validation so that a 413 is decided before parsing and an unauthenticated caller
+never learns anything about the body's validity.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from agentkb.adapters.factory import Container
+from agentkb.api.routes_table import RouteSpec
+from agentkb.errors import BadRequest, PayloadTooLarge, RateLimited, UnsupportedMediaType
+from agentkb.models.domain import Principal, RateDecision
+from agentkb.services.auth import authenticate, require_scope
+
+MAX_JSON_DEPTH = 64
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _depth(value: Any, limit: int) -> int:
+    stack = [(value, 1)]
+    deepest = 0
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
+
+
+def parse_json_strict(raw: str) -> Any:
+    """JSON without NaN/Infinity, duplicate keys, absurd nesting or unparseable numbers -> else 400."""
+    try:
+        value = json.loads(raw, parse_constant=_reject_constant, object_pairs_hook=_reject_duplicates)
+    except (ValueError, RecursionError) as exc:
+        raise BadRequest("Malformed JSON body", details=[{"path": "body", "message": "invalid JSON"}]) from exc
+    if _depth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise BadRequest("JSON body is nested too deeply", details=[{"path": "body", "message": "too deep"}])
+    return value
+
+
+def header(headers: dict[str, Any] | None, name: str) -> str | None:
+    for key, value in (headers or {}).items():
+        if key.lower() == name:
+            return str(value)
+    return None
+
+
+def body_bytes(event: dict[str, Any]) -> bytes:
+    body = event.get("body")
+    if body is None:
+        return b""
+    if event.get("isBase64Encoded"):
+        try:
+            return base64.b64decode(body, validate=True)
+        except ValueError as exc:
+            raise BadRequest("Body is not valid base64") from exc
+    return body.encode("utf-8", "surrogatepass") if isinstance(body, str) else bytes(body)
+
+
+def rate_headers(decision: RateDecision) -> dict[str, str]:
+    reset = datetime.fromtimestamp(decision.reset_epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {"X-RateLimit-Limit": str(decision.limit), "X-RateLimit-Remaining": str(decision.remaining),
+            "X-RateLimit-Reset": reset}
+
+
+def check_request(event: dict[str, Any], route: RouteSpec, container: Container,
+                  direct_principal: Principal | None) -> tuple[Principal | None, RateDecision | None]:
+    """Everything decided before parsing; returns the principal and rate decision, or raises a DomainError."""
+    raw = body_bytes(event)
+    if len(raw) > container.settings.max_body_bytes:
+        raise PayloadTooLarge()
+    for name, value in (event.get("queryStringParameters") or {}).items():
+        if value in ("", None):
+            raise BadRequest("A query parameter was sent with no value",
+                             details=[{"path": f"query.{name}", "message": "omit the parameter instead"}])
+    principal, decision = None, None
+    if route.scope is not None:
+        if direct_principal is not None:
+            principal = direct_principal
+        else:
+            headers = event.get("headers") or {}
+            presented = header(headers, "x-api-key")
+            principal = authenticate(container.keys, container.secrets, presented)
+            decision = container.rate_limiter.hit(principal.key_id or principal.id,
+                                                  container.settings.rate_limit_per_minute, time.time())
+            if not decision.allowed:
+                retry = str(decision.retry_after_s)
+                raise RateLimited(details={"retryAfter": rate_headers(decision)["X-RateLimit-Reset"]},
+                                  headers={"Retry-After": retry, **rate_headers(decision)})
+        require_scope(principal, route.scope)
+    if route.method in ("POST", "PUT", "PATCH"):
+        _check_json_body(event, raw, direct_principal is not None)
+    return principal, decision
+
+
+def _check_json_body(event: dict[str, Any], raw: bytes, direct: bool) -> None:
+    content_type = (header(event.get("headers"), "content-type") or "").split(";")[0].strip().lower()
+    if raw and not direct and content_type != "application/json" and not content_type.endswith("+json"):
+        raise UnsupportedMediaType()
+    if not raw.strip():
+        raise BadRequest("A JSON request body is required", details=[{"path": "body", "message": "required"}])
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadRequest("Body is not valid UTF-8", details=[{"path": "body", "message": "invalid UTF-8"}]) from exc
+    parsed = parse_json_strict(text)
+    if not isinstance(parsed, dict):
+        raise BadRequest("The JSON body must be an object", details=[{"path": "body", "message": "expected object"}])
+    event["body"], event["isBase64Encoded"] = text, False

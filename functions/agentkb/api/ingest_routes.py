@@ -1,0 +1,71 @@
+"""Routes of the ingest function for knowledge: knowledge bases, tags, documents."""
+
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
+
+from agentkb.adapters.factory import get_container
+from agentkb.api.context import current_principal
+from agentkb.api.responses import ERRORS, json_model_response, ok
+from agentkb.models.domain import KnowledgeBase
+from agentkb.models.ingest import (
+    AddDocumentRequest,
+    CreateKnowledgeBaseRequest,
+    DocumentOut,
+    DocumentResponse,
+    KnowledgeBaseOut,
+    KnowledgeBaseResponse,
+    TagDefinitionOut,
+    TagListResponse,
+)
+from agentkb.services import ingest
+from agentkb.services.ingest import IngestDeps
+
+router = Router()
+WorkspaceQuery = Annotated[str, Query(alias="workspaceId", min_length=1, max_length=128)]
+
+
+def ingest_deps() -> IngestDeps:
+    c = get_container()
+    return IngestDeps(c.catalog, c.index, c.embedder, c.tokenizer, c.embedding_cache)
+
+
+def _tags(kb: KnowledgeBase) -> list[TagDefinitionOut]:
+    return [TagDefinitionOut(tagName=t.tag_name, fieldType=t.field_type, slot=t.slot) for t in kb.tag_definitions]
+
+
+@router.post("/api/v2/knowledge/bases", operation_id="createKnowledgeBase", summary="Create a knowledge base",
+             responses={201: ok(KnowledgeBaseResponse, "Created"), **ERRORS})
+def create_knowledge_base(request: Annotated[CreateKnowledgeBaseRequest, Body()]) -> Response[Any]:
+    kb = ingest.create_knowledge_base(request, current_principal(), ingest_deps())
+    out = KnowledgeBaseOut(id=kb.id, workspaceId=kb.workspace_id, name=kb.name, description=kb.description,
+                           embeddingModel=kb.profile.model, embeddingDimension=kb.profile.dimension,
+                           tagDefinitions=_tags(kb), createdAt=kb.created_at)
+    return json_model_response(201, KnowledgeBaseResponse(data=out))
+
+
+@router.get("/api/v2/knowledge/bases/<knowledgeBaseId>/tags", operation_id="listTags",
+            summary="List a knowledge base's tag definitions", responses={200: ok(TagListResponse, "Tags"), **ERRORS})
+def list_tags(knowledgeBaseId: str, workspace_id: WorkspaceQuery) -> Response[Any]:
+    kb = ingest.get_knowledge_base(get_container().catalog, current_principal(), workspace_id, knowledgeBaseId)
+    return json_model_response(200, TagListResponse(data=_tags(kb)))
+
+
+@router.post("/api/v2/knowledge/bases/<knowledgeBaseId>/documents", operation_id="addDocument",
+             summary="Add a document (searchable when the 201 returns)",
+             responses={201: ok(DocumentResponse, "Indexed"), **ERRORS})
+def add_document(knowledgeBaseId: str, request: Annotated[AddDocumentRequest, Body()]) -> Response[Any]:
+    doc = ingest.add_document(knowledgeBaseId, request, current_principal(), ingest_deps())
+    out = DocumentOut(id=doc.id, knowledgeBaseId=doc.knowledge_base_id, name=doc.name, chunkCount=doc.chunk_count,
+                      tokenCount=doc.token_count, contentHash=doc.content_hash, revision=doc.revision)
+    return json_model_response(201, DocumentResponse(data=out))
+
+
+@router.delete("/api/v2/knowledge/bases/<knowledgeBaseId>/documents/<documentId>", operation_id="deleteDocument",
+               summary="Delete a document", responses={204: {"description": "Deleted"}, **ERRORS})
+def delete_document(knowledgeBaseId: str, documentId: str, workspace_id: WorkspaceQuery) -> Response[Any]:
+    ingest.delete_document(knowledgeBaseId, documentId, workspace_id, current_principal(), ingest_deps())
+    return Response(status_code=204, body="")

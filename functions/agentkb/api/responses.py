@@ -1,0 +1,37 @@
+"""Response helpers and the OpenAPI description of the error envelope."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response
+from pydantic import BaseModel
+
+from agentkb.models.search import ErrorResponse
+
+
+def ok(model: type[BaseModel], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"model": model}}}
+
+
+def _error(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"model": ErrorResponse}}}
+
+
+ERRORS: dict[int, dict[str, Any]] = {
+    400: _error("Invalid request (issue paths in details)"),
+    401: _error("Missing or invalid API key"),
+    403: _error("Insufficient scope (details.code)"),
+    404: _error("Not found, or in a workspace the key cannot reach"),
+    413: _error("Request body over 2 MiB"),
+    415: _error("Body is not application/json"),
+    429: _error("Rate limited (Retry-After)"),
+    500: _error("Internal error"),
+    503: _error("A dependency is unavailable (Retry-After)"),
+}
+
+
+def json_model_response(status: int, model: BaseModel, headers: dict[str, str] | None = None) -> Response:
+    """Serialise a response model; fields never set (optional extras such as rerankerScore) are omitted."""
+    return Response(status_code=status, content_type="application/json",
+                    body=model.model_dump_json(exclude_unset=True), headers=headers or {})

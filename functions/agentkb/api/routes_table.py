@@ -1,0 +1,55 @@
+"""Every public route: operationId, method, path, owning function and required scope (None = public).
+
+The gate uses it to authenticate and authorise before any body is parsed, and direct invocations use it to
+find the route of an operationId. A test checks it against the resolvers' OpenAPI documents.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RouteSpec:
+    operation_id: str
+    method: str
+    path: str
+    function: str
+    scope: str | None
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", self.path) + "$")
+
+
+READ, WRITE = "api:read", "api:write"
+
+ROUTES: tuple[RouteSpec, ...] = (
+    RouteSpec("health", "GET", "/health", "search", None),
+    RouteSpec("openapi", "GET", "/openapi.json", "search", None),
+    RouteSpec("searchKnowledge", "POST", "/api/v2/knowledge/search", "search", READ),
+    RouteSpec("searchGraph", "POST", "/v1/graph/search", "search", READ),
+    RouteSpec("recall", "POST", "/v1/recall", "recall", READ),
+    RouteSpec("createSnapshot", "POST", "/v1/snapshots", "snapshot", WRITE),
+    RouteSpec("getSnapshot", "GET", "/v1/snapshots/{snapshotId}", "snapshot", READ),
+    RouteSpec("createKnowledgeBase", "POST", "/api/v2/knowledge/bases", "ingest", WRITE),
+    RouteSpec("listTags", "GET", "/api/v2/knowledge/bases/{knowledgeBaseId}/tags", "ingest", READ),
+    RouteSpec("addDocument", "POST", "/api/v2/knowledge/bases/{knowledgeBaseId}/documents", "ingest", WRITE),
+    RouteSpec("deleteDocument", "DELETE", "/api/v2/knowledge/bases/{knowledgeBaseId}/documents/{documentId}",
+              "ingest", WRITE),
+    RouteSpec("writeMemory", "POST", "/v1/memories", "ingest", WRITE),
+    RouteSpec("upsertGraph", "POST", "/v1/graph", "ingest", WRITE),
+)
+
+BY_OPERATION = {r.operation_id: r for r in ROUTES}
+
+
+def match_route(method: str, path: str) -> tuple[RouteSpec, dict[str, str]] | None:
+    """The route for a request, with its path parameters; None when no route has that method and path."""
+    for route in ROUTES:
+        if route.method == method.upper():
+            found = route.pattern.match(path)
+            if found:
+                return route, found.groupdict()
+    return None

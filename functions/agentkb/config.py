@@ -1,0 +1,79 @@
+"""Settings: the only reader of os.environ. Names and ARNs only, never secret values."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+ENV_PREFIX = "AGENTKB_"
+MAX_BODY_BYTES = 2 * 1024 * 1024
+
+
+class ConfigurationError(RuntimeError):
+    """Invalid configuration: fails the cold start loudly."""
+
+
+class Settings(BaseModel):
+    """Runtime settings of every function, read from AGENTKB_* environment variables."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    backend: Literal["embedded", "aws"] = "embedded"
+    data_dir: Path = Path(".agentkb")
+    rate_limit_per_minute: int = Field(default=600, ge=1, le=1_000_000)
+    default_search_mode: Literal["vector", "hybrid"] = "hybrid"
+    max_body_bytes: int = Field(default=MAX_BODY_BYTES, ge=1024)
+    embedding_model: str | None = None
+    embedding_dimension: int | None = Field(default=None, ge=1, le=4096)
+    embed_timeout_ms: int = Field(default=5000, ge=1)
+    log_level: str = "INFO"
+    # AWS backend (set by the CDK stack)
+    region: str | None = None
+    opensearch_endpoint: str | None = None
+    opensearch_generation: Literal["classic", "nextgen"] = "classic"
+    opensearch_index_prefix: str = "agentkb"
+    catalog_table: str | None = None
+    memory_table: str | None = None
+    graph_table: str | None = None
+    snapshot_table: str | None = None
+    keys_table: str | None = None
+    rate_limit_table: str | None = None
+    idempotency_table: str | None = None
+    bucket: str | None = None
+    secret_arn: str | None = None
+    ingest_queue_url: str | None = None
+    rerank_model_arn: str | None = None
+
+    @property
+    def database_path(self) -> Path:
+        return self.data_dir / "agentkb.sqlite3"
+
+
+def _from_environ(environ: dict[str, str]) -> dict[str, str]:
+    values = {
+        name[len(ENV_PREFIX):].lower(): value
+        for name, value in environ.items()
+        if name.startswith(ENV_PREFIX) and value != ""
+    }
+    if "region" not in values and environ.get("AWS_REGION"):
+        values["region"] = environ["AWS_REGION"]
+    known = set(Settings.model_fields)
+    return {k: v for k, v in values.items() if k in known}
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings; invalid values raise ConfigurationError."""
+    try:
+        return Settings.model_validate(_from_environ(dict(os.environ)))
+    except ValidationError as exc:
+        raise ConfigurationError(f"invalid agentkb configuration: {exc}") from exc
+
+
+def reset_settings() -> None:
+    """Forget the cached settings (tests and the CLI's --data-dir)."""
+    get_settings.cache_clear()

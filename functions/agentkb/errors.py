@@ -1,0 +1,97 @@
+"""DomainError hierarchy: a stable code, an HTTP status and a safe message; one error envelope."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class DomainError(Exception):
+    """A failure the client may see: code + status + a message that leaks nothing internal."""
+
+    code = "INTERNAL_ERROR"
+    http_status = 500
+    default_message = "Internal server error"
+
+    def __init__(self, message: str | None = None, *, details: Any = None, headers: dict[str, str] | None = None):
+        self.message = message or self.default_message
+        self.details = details
+        self.headers = headers or {}
+        super().__init__(self.message)
+
+    def envelope(self) -> dict[str, Any]:
+        return error_envelope(self.code, self.message, self.details)
+
+
+def error_envelope(code: str, message: str, details: Any = None) -> dict[str, Any]:
+    """The one error body of every non-2xx response."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if details is not None:
+        error["details"] = details
+    return {"error": error}
+
+
+class BadRequest(DomainError):
+    code, http_status, default_message = "BAD_REQUEST", 400, "Invalid request"
+
+
+class Unauthorized(DomainError):
+    code, http_status, default_message = "UNAUTHORIZED", 401, "Authentication required"
+
+
+class Forbidden(DomainError):
+    code, http_status, default_message = "FORBIDDEN", 403, "Insufficient permissions"
+
+
+class InsufficientScope(Forbidden):
+    def __init__(self, scope: str):
+        super().__init__(f"This operation requires the {scope} scope", details={"code": "INSUFFICIENT_SCOPE",
+                                                                                  "requiredScope": scope})
+
+
+class NotFound(DomainError):
+    code, http_status, default_message = "NOT_FOUND", 404, "Not found"
+
+
+class Conflict(DomainError):
+    code, http_status, default_message = "CONFLICT", 409, "The request conflicts with current resource state"
+
+
+class PayloadTooLarge(DomainError):
+    code, http_status, default_message = "PAYLOAD_TOO_LARGE", 413, "Request body is too large"
+
+
+class UnsupportedMediaType(DomainError):
+    code, http_status = "UNSUPPORTED_MEDIA_TYPE", 415
+    default_message = "Request body must be sent as application/json"
+
+
+class Unprocessable(DomainError):
+    """Content refused by policy (e.g. the secrets firewall)."""
+
+    code, http_status, default_message = "UNPROCESSABLE", 422, "The content was refused by policy"
+
+
+class RateLimited(DomainError):
+    code, http_status, default_message = "RATE_LIMITED", 429, "API rate limit exceeded"
+
+
+class ServiceUnavailable(DomainError):
+    code, http_status, default_message = "SERVICE_UNAVAILABLE", 503, "Service temporarily unavailable"
+
+    def __init__(self, message: str | None = None, *, retry_after_s: int | None = None, details: Any = None):
+        headers = {"Retry-After": str(retry_after_s)} if retry_after_s is not None else {}
+        super().__init__(message, details=details, headers=headers)
+        self.retry_after_s = retry_after_s
+
+
+class DependencyError(Exception):
+    """Raised by adapters when a dependency (model, index, store) fails; services decide how to degrade."""
+
+    def __init__(self, message: str, *, code: str = "dependency_failed", retryable: bool = False):
+        super().__init__(message)
+        self.code = code
+        self.retryable = retryable
+
+
+class EmbeddingUnavailable(DependencyError):
+    """The embedder failed or timed out. `code` is one of recall's vec_degraded codes."""

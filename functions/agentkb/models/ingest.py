@@ -1,0 +1,81 @@
+"""Write-path models: knowledge bases, tag definitions, documents."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
+
+Name = Annotated[StrictStr, Field(min_length=1, max_length=256)]
+WorkspaceId = Annotated[StrictStr, Field(min_length=1, max_length=128)]
+MAX_DOCUMENT_CHARS = 1_500_000
+
+
+class TagDefinitionInput(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    tagName: Annotated[StrictStr, Field(min_length=1, max_length=64)]
+    fieldType: Literal["text", "number", "date", "boolean"]
+
+
+class CreateKnowledgeBaseRequest(BaseModel):
+    """Create a knowledge base with its embedding profile and typed tag definitions."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, title="Create knowledge base request")
+
+    workspaceId: WorkspaceId
+    name: Name
+    description: Annotated[StrictStr, Field(max_length=4096)] | None = None
+    embeddingModel: Annotated[StrictStr, Field(min_length=1, max_length=256)] | None = None
+    tagDefinitions: Annotated[list[TagDefinitionInput], Field(max_length=17)] | None = None
+
+
+class TagDefinitionOut(BaseModel):
+    tagName: str
+    fieldType: Literal["text", "number", "date", "boolean"]
+    slot: str
+
+
+class KnowledgeBaseOut(BaseModel):
+    id: str
+    workspaceId: str
+    name: str
+    description: str | None = None
+    embeddingModel: str
+    embeddingDimension: int
+    tagDefinitions: list[TagDefinitionOut]
+    createdAt: str
+
+
+class KnowledgeBaseResponse(BaseModel):
+    data: KnowledgeBaseOut
+
+
+class TagListResponse(BaseModel):
+    data: list[TagDefinitionOut]
+
+
+class AddDocumentRequest(BaseModel):
+    """Add (or replace, by name) a document: chunked, embedded and indexed before the 201 returns."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, title="Add document request")
+
+    workspaceId: WorkspaceId
+    name: Name
+    content: Annotated[StrictStr, Field(min_length=1, max_length=MAX_DOCUMENT_CHARS)]
+    sourceUrl: Annotated[StrictStr, Field(max_length=2048)] | None = None
+    tags: dict[str, Any] | None = None
+
+
+class DocumentOut(BaseModel):
+    id: str
+    knowledgeBaseId: str
+    name: str
+    chunkCount: int
+    tokenCount: int
+    contentHash: str
+    revision: int
+
+
+class DocumentResponse(BaseModel):
+    data: DocumentOut

@@ -1,0 +1,111 @@
+"""Knowledge search request/response models: the v2 contract, exactly (additionalProperties: false)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
+
+TagOperator = Literal["eq", "neq", "contains", "not_contains", "starts_with", "ends_with",
+                      "gt", "gte", "lt", "lte", "between"]
+RerankerModel = Literal["rerank-v4.0-pro", "rerank-v4.0-fast", "rerank-v3.5"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+
+class KnowledgeSearchTagFilter(Strict):
+    """A structured tag filter applied to knowledge search."""
+
+    model_config = ConfigDict(title="Knowledge search tag filter", extra="forbid", strict=True)
+
+    tagName: StrictStr = Field(description="Display name of the tag to filter.")
+    fieldType: Literal["text", "number", "date", "boolean"] | None = Field(default=None,
+                                                                          description="Tag field type.")
+    operator: TagOperator = Field(default="eq", description="Comparison operator; valid operators depend on "
+                                  "the field type.")
+    value: StrictStr | StrictInt | StrictFloat | StrictBool = Field(description="Tag value to compare against.")
+    valueTo: StrictStr | StrictInt | StrictFloat | None = Field(default=None,
+                                                                description="Upper bound for `between`.")
+
+
+class KnowledgeSearchRequest(Strict):
+    """Knowledge bases, query, result limit, retrieval mode, and optional tag filters."""
+
+    model_config = ConfigDict(title="Search knowledge request", extra="forbid", strict=True)
+
+    workspaceId: Annotated[StrictStr, Field(min_length=1, max_length=128)]
+    knowledgeBaseIds: Annotated[StrictStr, Field(min_length=1)] | Annotated[
+        list[Annotated[StrictStr, Field(min_length=1)]], Field(min_length=1, max_length=20)]
+    query: Annotated[StrictStr, Field(max_length=32768)] | None = None
+    topK: Annotated[StrictInt | StrictFloat, Field(ge=1, le=100)] = 10
+    tagFilters: Annotated[list[KnowledgeSearchTagFilter], Field(max_length=10)] | None = None
+    searchMode: Literal["vector", "hybrid"] | None = None
+    rerankerEnabled: StrictBool | None = None
+    rerankerModel: RerankerModel = "rerank-v4.0-fast"
+    rerankerInputCount: Annotated[StrictInt, Field(ge=1, le=100)] | None = None
+
+    @field_validator("topK")
+    @classmethod
+    def _whole_number(cls, value: float) -> int:
+        if isinstance(value, float) and not value.is_integer():
+            raise ValueError("topK must be a whole number between 1 and 100")
+        return int(value)
+
+    def kb_ids(self) -> list[str]:
+        ids = [self.knowledgeBaseIds] if isinstance(self.knowledgeBaseIds, str) else self.knowledgeBaseIds
+        return list(dict.fromkeys(ids))
+
+
+class KnowledgeSearchResult(BaseModel):
+    """A matching document chunk returned by knowledge search."""
+
+    model_config = ConfigDict(title="Knowledge search result", extra="forbid")
+
+    knowledgeBaseId: str
+    documentId: str
+    documentName: str | None
+    sourceUrl: str | None
+    content: str
+    chunkIndex: Annotated[int, Field(ge=0)]
+    metadata: dict[str, Any]
+    similarity: float
+    rankScore: float
+    rank: Annotated[int, Field(gt=0)]
+    rerankerScore: float | None = Field(default=None, description="Present only on results a reranker ordered.")
+
+
+class KnowledgeSearchData(BaseModel):
+    model_config = ConfigDict(title="Knowledge search data", extra="forbid")
+
+    results: list[KnowledgeSearchResult]
+    query: str
+    knowledgeBaseIds: list[str]
+    topK: Annotated[int, Field(gt=0)]
+    totalResults: Annotated[int, Field(ge=0)]
+    rerankerStatus: Literal["not_requested", "skipped", "unavailable", "applied"]
+
+
+class KnowledgeSearchResponse(BaseModel):
+    """Matching chunks and search execution context."""
+
+    model_config = ConfigDict(title="Knowledge search response", extra="forbid")
+
+    data: KnowledgeSearchData
+
+
+class ErrorBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    code: str
+    message: str
+    details: Any | None = None
+
+
+class ErrorResponse(BaseModel):
+    """Canonical error envelope returned by every route."""
+
+    model_config = ConfigDict(title="v2 error response", extra="forbid")
+
+    error: ErrorBody

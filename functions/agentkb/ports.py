@@ -1,0 +1,192 @@
+"""Ports: what services need from the world. Adapters implement them; services never import adapters.
+
+Shaped for both engines: nothing here speaks SQL or DSL, writes are batches, and an index may lag writes
+(OpenSearch Serverless shows writes after ~10-60 s), so read-after-write guarantees live in the stores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from agentkb.models.domain import (
+    ApiKeyRecord,
+    Chunk,
+    Document,
+    IndexHit,
+    IndexQuery,
+    KnowledgeBase,
+    RateDecision,
+    RerankOutcome,
+)
+
+
+class Clock(Protocol):
+    def now(self) -> float:
+        """Seconds since the epoch."""
+        ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into L2-normalised vectors of one embedding profile."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed_query(self, text: str) -> list[float]: ...
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+class Tokenizer(Protocol):
+    """Counts and splits text in the embedding model's tokens (chunking and token budgets)."""
+
+    def count(self, text: str) -> int: ...
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Character (start, end) of every token, in order, without special tokens."""
+        ...
+
+
+class Reranker(Protocol):
+    def rerank(self, query: str, passages: Sequence[str], model: str) -> RerankOutcome: ...
+
+
+class Catalog(Protocol):
+    """Workspaces, knowledge bases (with tag definitions) and the document registry."""
+
+    def create_knowledge_base(self, kb: KnowledgeBase) -> None: ...
+
+    def get_knowledge_base(self, workspace_id: str, kb_id: str) -> KnowledgeBase | None: ...
+
+    def find_knowledge_base_by_name(self, workspace_id: str, name: str) -> KnowledgeBase | None: ...
+
+    def list_knowledge_bases(self, workspace_id: str) -> list[KnowledgeBase]: ...
+
+    def get_document(self, kb_id: str, document_id: str) -> Document | None: ...
+
+    def find_document_by_name(self, kb_id: str, name: str) -> Document | None: ...
+
+    def workspace_search_mode(self, workspace_id: str) -> str | None:
+        """The workspace's default search mode policy, or None for the deployment default."""
+        ...
+
+
+class Index(Protocol):
+    """Chunk storage and retrieval legs. A document write is atomic: all chunks visible or none."""
+
+    def write_document(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk]) -> None:
+        """Index a document's chunks (replacing any earlier version of the same document id)."""
+        ...
+
+    def delete_document(self, kb: KnowledgeBase, document_id: str) -> None: ...
+
+    def lexical_search(self, query: IndexQuery) -> list[IndexHit]:
+        """BM25 leg: best hits per knowledge base, each KB capped at `limit_per_kb`."""
+        ...
+
+    def vector_search(self, query: IndexQuery) -> list[IndexHit]:
+        """Filtered exact/approximate kNN leg by cosine; `score` == `similarity`."""
+        ...
+
+    def filter_search(self, query: IndexQuery) -> list[IndexHit]:
+        """Tag-only leg: matching chunks in a deterministic order (document name, chunk index)."""
+        ...
+
+    def similarities(self, chunk_ids: Sequence[str], vector: Sequence[float]) -> dict[str, float]:
+        """Cosine similarity of stored chunks to a vector (fills `similarity` for lexical-only hits)."""
+        ...
+
+
+class KeyStore(Protocol):
+    def put_key(self, record: ApiKeyRecord) -> None: ...
+
+    def get_key(self, key_id: str) -> ApiKeyRecord | None: ...
+
+
+class SecretStore(Protocol):
+    def key_pepper(self) -> bytes: ...
+
+
+class RateLimiter(Protocol):
+    def hit(self, key_id: str, limit: int, now: float) -> RateDecision:
+        """Count one request in the caller's current one-minute window."""
+        ...
+
+
+class EmbeddingCache(Protocol):
+    """Vectors by (profile key, content hash), so unchanged text is never embedded twice."""
+
+    def get_many(self, profile_key: str, content_hashes: Sequence[str]) -> dict[str, list[float]]: ...
+
+    def put_many(self, profile_key: str, vectors: dict[str, list[float]]) -> None: ...
+
+
+# ---- Knowledge graph (issue 5; shared with recall) -------------------------------------------------------------
+from agentkb.models.graph import (  # noqa: E402  (appended section, owned by the graph feature)
+    EntityRecord,
+    GraphBatch,
+    GraphMatchPage,
+    GraphMatchQuery,
+    NeighbourhoodTotals,
+    ProofRecord,
+    RelationRecord,
+    WriteCounts,
+)
+
+
+class GraphStore(Protocol):
+    """Entities, relations and proofs per workspace. Every bound (caps, limits) is applied inside the query.
+
+    Shared with recall: memories upsert entities by (workspace, kind, project, identity key) and weighted,
+    possibly proof-less relations; graph search only ever returns relations that carry proofs.
+    """
+
+    def upsert(self, workspace_id: str, batch: GraphBatch) -> WriteCounts:
+        """Atomic batch upsert by id. Bumps the graph version only when stored content actually changed."""
+        ...
+
+    def upsert_entity_by_identity(self, workspace_id: str, entity: EntityRecord) -> str:
+        """Upsert by (kind, project, identity key); returns the id already stored for that identity, or entity.id."""
+        ...
+
+    def existing_entity_ids(self, workspace_id: str, ids: Sequence[str]) -> set[str]: ...
+
+    def existing_proof_ids(self, workspace_id: str, ids: Sequence[str]) -> set[str]: ...
+
+    def identity_owners(self, workspace_id: str, identities: Sequence[tuple[str, str, str]]) -> dict[
+            tuple[str, str, str], str]:
+        """(kind, project id or "", identity key) -> the entity id that holds it."""
+        ...
+
+    def term_statistics(self, workspace_id: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """(entity count of the workspace, document frequency per term)."""
+        ...
+
+    def match_entities(self, query: GraphMatchQuery) -> GraphMatchPage:
+        """Ranked matches (tier, score, kind, label, id) with the kind/project scope applied before ranking."""
+        ...
+
+    def entities(self, workspace_id: str, ids: Sequence[str]) -> list[EntityRecord]: ...
+
+    def proofs(self, workspace_id: str, ids: Sequence[str]) -> list[ProofRecord]: ...
+
+    def proven_relations(self, workspace_id: str, entity_ids: Sequence[str],
+                         per_entity_cap: int) -> dict[str, list[RelationRecord]]:
+        """Per entity: its proven relations (either direction), best trust/confidence first then id, capped."""
+        ...
+
+    def neighbourhood_totals(self, workspace_id: str, entity_ids: Sequence[str]) -> NeighbourhoodTotals: ...
+
+    def neighbours(self, workspace_id: str, entity_ids: Sequence[str], min_weight: float,
+                   per_entity_cap: int) -> list[tuple[str, str, str, float]]:
+        """One bounded BFS step: (from, to, kind, weight) with weight >= min_weight, heaviest first, capped."""
+        ...
+
+    def source_hash(self, workspace_id: str) -> str:
+        """sha256 of the canonical timestamp-free graph; cached per graph version."""
+        ...

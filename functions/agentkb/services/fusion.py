@@ -1,0 +1,48 @@
+"""Reciprocal rank fusion and fair-share selection: the same code for every engine."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import TypeVar
+
+RRF_K = 60
+K = TypeVar("K", bound=Hashable)
+
+
+def fuse_reciprocal_rank(legs: Sequence[Sequence[K]], k: int = RRF_K) -> list[tuple[K, float]]:
+    """Fuse ranked lists: score = sum over legs of 1/(k + rank), rank 1-based.
+
+    Ties break by the best single-leg rank, then by the key itself, so the order is deterministic.
+    """
+    scores: dict[K, float] = {}
+    best: dict[K, int] = {}
+    for leg in legs:
+        for rank, key in enumerate(leg, start=1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+            best[key] = min(best.get(key, rank), rank)
+    return sorted(scores.items(), key=lambda item: (-item[1], best[item[0]], str(item[0])))
+
+
+def fair_share(ranked: Sequence[tuple[K, str]], limit: int) -> list[K]:
+    """Pick `limit` keys from a ranked list of (key, group) so each group first gets an equal share.
+
+    Each group is first guaranteed floor(limit / groups) slots (at least one) when it has candidates; the
+    remaining slots go to the best-ranked leftovers. The returned keys keep their original relative order.
+    """
+    if limit <= 0 or not ranked:
+        return []
+    groups = sorted({group for _, group in ranked})
+    quota = max(1, limit // len(groups))
+    taken: dict[str, int] = dict.fromkeys(groups, 0)
+    chosen: set[int] = set()
+    for position, (_, group) in enumerate(ranked):
+        if len(chosen) >= limit:
+            break
+        if taken[group] < quota:
+            taken[group] += 1
+            chosen.add(position)
+    for position in range(len(ranked)):
+        if len(chosen) >= limit:
+            break
+        chosen.add(position)
+    return [ranked[p][0] for p in sorted(chosen)]

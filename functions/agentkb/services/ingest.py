@@ -1,0 +1,101 @@
+"""The write path for knowledge: knowledge bases, tag definitions, documents (chunk -> embed -> index)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from agentkb.errors import BadRequest, Conflict, NotFound
+from agentkb.models.domain import Chunk, Document, EmbeddingProfile, KnowledgeBase, Principal
+from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
+from agentkb.ports import Catalog, Embedder, EmbeddingCache, Index, Tokenizer
+from agentkb.services.chunking import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS, chunk_text, content_hash
+from agentkb.services.tag_filters import assign_slots, validate_document_tags
+
+
+@dataclass(frozen=True)
+class IngestDeps:
+    catalog: Catalog
+    index: Index
+    embedder: Embedder
+    tokenizer: Tokenizer
+    cache: EmbeddingCache | None = None
+    chunk_tokens: int = DEFAULT_CHUNK_TOKENS
+    overlap_tokens: int = DEFAULT_OVERLAP_TOKENS
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+def create_knowledge_base(request: CreateKnowledgeBaseRequest, principal: Principal, deps: IngestDeps) -> KnowledgeBase:
+    if not principal.can_reach(request.workspaceId):
+        raise NotFound("Workspace not found")
+    model = request.embeddingModel or deps.embedder.model_id
+    if model != deps.embedder.model_id:
+        raise BadRequest("Unsupported embedding model", details=[
+            {"path": "embeddingModel", "message": f"this deployment embeds with {deps.embedder.model_id}"}])
+    if deps.catalog.find_knowledge_base_by_name(request.workspaceId, request.name):
+        raise Conflict("A knowledge base with this name already exists in the workspace")
+    tags = assign_slots([(t.tagName, t.fieldType) for t in request.tagDefinitions or []])
+    kb = KnowledgeBase(id=str(uuid.uuid4()), workspace_id=request.workspaceId, name=request.name,
+                       description=request.description,
+                       profile=EmbeddingProfile(model, deps.embedder.dimension), tag_definitions=tags,
+                       created_at=_now())
+    deps.catalog.create_knowledge_base(kb)
+    return kb
+
+
+def get_knowledge_base(catalog: Catalog, principal: Principal, workspace_id: str, kb_id: str) -> KnowledgeBase:
+    kb = catalog.get_knowledge_base(workspace_id, kb_id) if principal.can_reach(workspace_id) else None
+    if kb is None:
+        raise NotFound("Knowledge base not found")
+    return kb
+
+
+def embed_chunks(deps: IngestDeps, profile: EmbeddingProfile, texts: list[tuple[str, str]]) -> dict[str, list[float]]:
+    """Vectors for (content_hash, text) pairs, reusing cached vectors of identical content."""
+    wanted = dict(texts)
+    vectors = deps.cache.get_many(profile.key, list(wanted)) if deps.cache else {}
+    missing = [h for h in wanted if h not in vectors]
+    if missing:
+        fresh = dict(zip(missing, deps.embedder.embed_documents([wanted[h] for h in missing]), strict=True))
+        if deps.cache:
+            deps.cache.put_many(profile.key, fresh)
+        vectors.update(fresh)
+    return vectors
+
+
+def add_document(kb_id: str, request: AddDocumentRequest, principal: Principal, deps: IngestDeps) -> Document:
+    """Chunk, embed and index one document atomically; a document with the same name is replaced."""
+    kb = get_knowledge_base(deps.catalog, principal, request.workspaceId, kb_id)
+    if kb.profile.model != deps.embedder.model_id:
+        raise Conflict("This deployment cannot embed for the knowledge base's embedding profile")
+    tags = validate_document_tags(kb, request.tags)
+    previous = deps.catalog.find_document_by_name(kb.id, request.name)
+    digest = content_hash(request.content)
+    if previous and (previous.content_hash, previous.tags, previous.source_url) == (digest, tags, request.sourceUrl):
+        return previous  # unchanged: nothing to re-index (idempotent re-ingest)
+    pieces = chunk_text(request.content, deps.tokenizer, deps.chunk_tokens, deps.overlap_tokens)
+    if not pieces:
+        raise BadRequest("The document has no text", details=[{"path": "content", "message": "no tokens"}])
+    vectors = embed_chunks(deps, kb.profile, [(p.content_hash, p.content) for p in pieces])
+    document_id = previous.id if previous else str(uuid.uuid4())
+    document = Document(
+        id=document_id, knowledge_base_id=kb.id, workspace_id=kb.workspace_id, name=request.name,
+        source_url=request.sourceUrl, content_hash=digest, tags=tags,
+        chunk_count=len(pieces), token_count=sum(p.token_count for p in pieces),
+        created_at=previous.created_at if previous else _now(), revision=(previous.revision + 1) if previous else 1)
+    chunks = [Chunk(id=f"{document_id}:{document.revision}:{p.index}", document_id=document_id, chunk_index=p.index,
+                    content=p.content, token_count=p.token_count, content_hash=p.content_hash,
+                    embedding=vectors[p.content_hash]) for p in pieces]
+    deps.index.write_document(kb, document, chunks)
+    return document
+
+
+def delete_document(kb_id: str, document_id: str, workspace_id: str, principal: Principal, deps: IngestDeps) -> None:
+    kb = get_knowledge_base(deps.catalog, principal, workspace_id, kb_id)
+    if deps.catalog.get_document(kb.id, document_id) is None:
+        raise NotFound("Document not found")
+    deps.index.delete_document(kb, document_id)

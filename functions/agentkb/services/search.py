@@ -1,0 +1,157 @@
+"""Hybrid knowledge search: scope checks, lexical + vector legs, RRF, fair share, reranking."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agentkb.errors import BadRequest, DependencyError, NotFound, ServiceUnavailable
+from agentkb.models.domain import IndexHit, IndexQuery, KnowledgeBase, Principal
+from agentkb.models.search import KnowledgeSearchData, KnowledgeSearchRequest, KnowledgeSearchResult
+from agentkb.ports import Catalog, Embedder, Index, Reranker
+from agentkb.services.fusion import fair_share, fuse_reciprocal_rank
+from agentkb.services.tag_filters import compile_filters
+
+MIN_LEG_POOL = 50
+MAX_POOL = 100
+
+
+@dataclass(frozen=True)
+class SearchDeps:
+    catalog: Catalog
+    index: Index
+    embedder: Embedder
+    reranker: Reranker
+    default_mode: str = "hybrid"
+
+
+@dataclass
+class SearchOutcome:
+    data: KnowledgeSearchData
+    degraded: str | None = None  # e.g. "vector_unavailable": the hybrid search ran lexical-only
+    notes: dict[str, str] = field(default_factory=dict)
+
+
+def load_knowledge_bases(catalog: Catalog, principal: Principal, workspace_id: str,
+                         kb_ids: list[str]) -> list[KnowledgeBase]:
+    """Every KB must exist in a workspace the caller reaches; absence and denial both answer 404."""
+    if not principal.can_reach(workspace_id):
+        raise NotFound("Knowledge base not found")
+    kbs = []
+    for kb_id in kb_ids:
+        kb = catalog.get_knowledge_base(workspace_id, kb_id)
+        if kb is None:
+            raise NotFound("Knowledge base not found", details={"knowledgeBaseId": kb_id})
+        kbs.append(kb)
+    return kbs
+
+
+def _pool_size(request: KnowledgeSearchRequest) -> int:
+    if request.rerankerEnabled:
+        return request.rerankerInputCount or min(MAX_POOL, 4 * int(request.topK))
+    return int(request.topK)
+
+
+def _embed(deps: SearchDeps, kbs: list[KnowledgeBase], query: str) -> list[float]:
+    profile = kbs[0].profile
+    if deps.embedder.model_id != profile.model or deps.embedder.dimension != profile.dimension:
+        raise ServiceUnavailable("No embedder for this knowledge base's embedding profile is configured",
+                                 details={"embeddingModel": profile.model})
+    return deps.embedder.embed_query(query)
+
+
+def _fuse(lexical: list[IndexHit], vector: list[IndexHit]) -> list[tuple[IndexHit, float]]:
+    by_id = {h.chunk_id: h for h in lexical}
+    by_id.update({h.chunk_id: h for h in vector})
+    fused = fuse_reciprocal_rank([[h.chunk_id for h in lexical], [h.chunk_id for h in vector]])
+    return [(by_id[chunk_id], score) for chunk_id, score in fused]
+
+
+def _result(hit: IndexHit, similarity: float, rank_score: float, rank: int) -> KnowledgeSearchResult:
+    return KnowledgeSearchResult(
+        knowledgeBaseId=hit.knowledge_base_id, documentId=hit.document_id, documentName=hit.document_name,
+        sourceUrl=hit.source_url, content=hit.content, chunkIndex=hit.chunk_index, metadata=hit.metadata,
+        similarity=round(similarity, 6), rankScore=round(rank_score, 6), rank=rank)
+
+
+def search_knowledge(request: KnowledgeSearchRequest, principal: Principal, deps: SearchDeps) -> SearchOutcome:
+    """Run one knowledge search request end to end (the POST /api/v2/knowledge/search semantics)."""
+    kb_ids = request.kb_ids()
+    kbs = load_knowledge_bases(deps.catalog, principal, request.workspaceId, kb_ids)
+    query = (request.query or "").strip()
+    filters = compile_filters(request.tagFilters or [], kbs)
+    if not query and not filters:
+        raise BadRequest("A query or at least one tag filter is required",
+                         details=[{"path": "query", "message": "required when tagFilters are omitted"}])
+    top_k = int(request.topK)
+    pool = _pool_size(request)
+    base = IndexQuery(request.workspaceId, tuple(kb_ids), filters, limit_per_kb=pool)
+    degraded = None
+    if not query:
+        ranked = [(h, 1.0, 1.0) for h in deps.index.filter_search(base)]
+    else:
+        if len({kb.profile for kb in kbs}) > 1:
+            raise BadRequest("Query searches need the same embedding model and dimension in every knowledge base",
+                             details=[{"path": "knowledgeBaseIds", "message": "incompatible embedding profiles"}])
+        mode = request.searchMode or deps.catalog.workspace_search_mode(request.workspaceId) or deps.default_mode
+        ranked, degraded = _retrieve(deps, kbs, base, query, mode, pool)
+    chosen = fair_share([((h, s, r), h.knowledge_base_id) for h, s, r in ranked], pool)
+    return _finish(request, deps, kb_ids, query, chosen, top_k, degraded)
+
+
+def _retrieve(deps: SearchDeps, kbs: list[KnowledgeBase], base: IndexQuery, query: str, mode: str,
+              pool: int) -> tuple[list[tuple[IndexHit, float, float]], str | None]:
+    leg_pool = max(pool, MIN_LEG_POOL) if mode == "hybrid" else pool
+    try:
+        vector = _embed(deps, kbs, query)
+    except DependencyError as exc:
+        if mode != "hybrid":
+            raise ServiceUnavailable("The embedding model is unavailable", retry_after_s=5,
+                                     details={"reason": exc.code}) from exc
+        lexical = deps.index.lexical_search(_with(base, text=query, limit=leg_pool))
+        return [(h, 0.0, 1.0 / (60 + i)) for i, h in enumerate(lexical, start=1)], "vector_unavailable"
+    if mode == "vector":
+        hits = deps.index.vector_search(_with(base, vector=vector, limit=pool))
+        return [(h, h.score, h.score) for h in hits], None
+    lexical = deps.index.lexical_search(_with(base, text=query, vector=vector, limit=leg_pool))
+    semantic = deps.index.vector_search(_with(base, vector=vector, limit=leg_pool))
+    fused = _fuse(lexical, semantic)
+    missing = [h.chunk_id for h, _ in fused if h.similarity is None]
+    sims = deps.index.similarities(missing, vector) if missing else {}
+    out = []
+    for hit, score in fused:
+        similarity = hit.similarity if hit.similarity is not None else sims.get(hit.chunk_id, 0.0)
+        out.append((hit, similarity, score))
+    return out, None
+
+
+def _with(base: IndexQuery, *, text: str | None = None, vector: list[float] | None = None,
+          limit: int) -> IndexQuery:
+    return IndexQuery(base.workspace_id, base.knowledge_base_ids, base.filters, text, vector, limit)
+
+
+def _finish(request: KnowledgeSearchRequest, deps: SearchDeps, kb_ids: list[str], query: str,
+            chosen: list[tuple[IndexHit, float, float]], top_k: int, degraded: str | None) -> SearchOutcome:
+    status = "not_requested"
+    reranker_scores: list[float] | None = None
+    if request.rerankerEnabled:
+        if not query or not chosen:
+            status = "skipped"
+        else:
+            outcome = deps.reranker.rerank(query, [h.content for h, _, _ in chosen], request.rerankerModel)
+            status = outcome.status
+            if outcome.status == "applied":
+                reranker_scores = outcome.scores
+    if reranker_scores is not None:
+        order = sorted(range(len(chosen)), key=lambda i: (-reranker_scores[i], i))[:top_k]
+        results = []
+        for rank, i in enumerate(order, start=1):
+            hit, similarity, _ = chosen[i]
+            result = _result(hit, similarity, reranker_scores[i], rank)
+            result.rerankerScore = round(reranker_scores[i], 6)
+            results.append(result)
+    else:
+        picked = fair_share([(c, c[0].knowledge_base_id) for c in chosen], top_k)
+        results = [_result(h, s, r, rank) for rank, (h, s, r) in enumerate(picked, start=1)]
+    data = KnowledgeSearchData(results=results, query=query, knowledgeBaseIds=kb_ids, topK=top_k,
+                               totalResults=len(results), rerankerStatus=status)  # type: ignore[arg-type]
+    return SearchOutcome(data=data, degraded=degraded)
