@@ -51,13 +51,13 @@ def _json(status: int, body: dict[str, Any]) -> Response:
 @search_router.post("/v1/graph/search", operation_id="searchGraph", summary="Search the knowledge graph",
                     responses={200: ok(GraphSearchResponse, "Bounded, proof-carrying graph search result."),
                                **ERRORS})
-def search_graph_route(request: Annotated[GraphSearchRequest, Body()]) -> Response:
+def search_graph_route(request: Annotated[GraphSearchRequest, Body()]) -> Any:  # a Response: see _json
     _require_workspace(request.workspaceId)
     return _json(200, search_graph(graph_store(), request))
 
 
 @ingest_router.post("/v1/graph", operation_id="upsertGraph", summary="Upsert graph entities, relations, proofs",
                     responses={200: ok(GraphWriteResponse, "Counts and the new graph source hash."), **ERRORS})
-def upsert_graph_route(request: Annotated[GraphWriteRequest, Body()]) -> Response:
+def upsert_graph_route(request: Annotated[GraphWriteRequest, Body()]) -> Any:  # a Response: see _json
     _require_workspace(request.workspaceId)
     return _json(200, upsert_graph(graph_store(), request))
