@@ -196,7 +196,8 @@ class SqliteGraphStore:
         conn.executemany("INSERT OR IGNORE INTO graph_aliases VALUES (?,?,?)", sorted(aliases))
         conn.executemany("INSERT OR REPLACE INTO graph_terms VALUES (?,?,?,?,?,?,?)", sorted(terms))
         conn.executemany(
-            "INSERT INTO graph_term_df VALUES (?,?,?) ON CONFLICT (workspace_id, term) DO UPDATE SET df = df + excluded.df",
+            "INSERT INTO graph_term_df VALUES (?,?,?) ON CONFLICT (workspace_id, term)"
+            " DO UPDATE SET df = df + excluded.df",
             sorted((ws, term, n) for term, n in df.items() if n))
         conn.execute("UPDATE graph_meta SET entity_count = entity_count + ? WHERE workspace_id = ?", (added, ws))
         return len(rows), moved
@@ -329,7 +330,8 @@ class SqliteGraphStore:
                        params: dict[str, Any]) -> dict[str, tuple[int, str, str]]:
         """Exact (3) and prefix (2) matches of label, identity key or alias: id -> (tier, kind, label)."""
         cols, scope = "e.id, e.kind, e.label", self._scope(query, "e")
-        aliased = " FROM graph_aliases a JOIN graph_entities e ON e.workspace_id = a.workspace_id AND e.id = a.entity_id"
+        aliased = (" FROM graph_aliases a JOIN graph_entities e"
+                   " ON e.workspace_id = a.workspace_id AND e.id = a.entity_id")
         legs = [
             f"SELECT 3, {cols} FROM graph_entities e WHERE e.workspace_id = :ws AND e.label_lc = :t{scope}",
             f"SELECT 3, {cols} FROM graph_entities e WHERE e.workspace_id = :ws AND e.key_lc = :t{scope}",

@@ -14,7 +14,7 @@ from agentkb.models.graph import MAX_QUERY_TERMS, tokenize
 SCORE_SCALE = 1000  # fixed-point factor of every score component
 COVERAGE_WEIGHT = 1.0
 COMMON_TERM_RATIO = 0.2  # a term in more than this share of the workspace's entities only boosts (cutoff frequency)
-COMMON_TERM_MIN_ENTITIES = 1000  # below this graph size every term may match  # matching every query term is worth one mid-rarity term (in SCORE_SCALE units)
+COMMON_TERM_MIN_ENTITIES = 1000  # below this graph size every term may match
 TIER_EXACT, TIER_PREFIX, TIER_TERMS = 3, 2, 1
 
 

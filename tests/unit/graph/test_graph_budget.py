@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import batch, entity, proof, relation, search, write
-
 from agentkb.services.graph_budget import AGENT_LIMITS, cap_attributes, interleave, share_round_robin
+from conftest import batch, entity, proof, relation, search, write
 
 
 def test_interleave_round_robin_dedupes() -> None:

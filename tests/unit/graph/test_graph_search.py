@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conftest import batch, entity, proof, relation, search, write
-
 from agentkb.models.graph import GraphSearchRequest
 from agentkb.services.graph_search import RELATIONS_PER_ENTITY, search_graph
+from conftest import batch, entity, proof, relation, search, write
 
 
 def ids(result: dict[str, Any]) -> list[str]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import WS, batch, demo, entity, proof, relation, search, sha, write
 
 from agentkb.errors import BadRequest, Conflict
+from conftest import WS, batch, demo, entity, proof, relation, search, sha, write
 
 
 def test_demo_import_counts_and_hash(store: Any) -> None:
