@@ -169,3 +169,18 @@ def test_upsert_entity_by_identity_reuses_the_stored_id(store: Any) -> None:
                                            RelationRecord("w2", "m1", "t1", "related-to", weight=0.2))))
     assert store.neighbours(WS, ["m1"], 0.5, 8) == [("m1", "t1", "mentions", 0.9)]
     assert search(store, query="Ada")["relations"] == []  # proof-less memory relations never surface here
+
+
+def test_cli_import_writes_and_rejects_with_one_line(tmp_path: Any, capsys: Any) -> None:
+    import json
+
+    from agentkb.graph_cli import main
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(batch([], [relation("r", "a", "b", ["x"])])))
+    assert main(["graph", "import", str(bad), "--workspace", "w", "--data-dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    good = tmp_path / "demo.json"
+    good.write_text(json.dumps(demo()))
+    assert main(["graph", "import", str(good), "--workspace", "w", "--data-dir", str(tmp_path)]) == 0
+    assert json.loads(capsys.readouterr().out)["entities"] == 11
