@@ -1,0 +1,171 @@
+"""The `agentkb` command line: serve, keys, kb, ingest, demo (+ graph and snapshot commands)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agentkb.errors import DomainError
+
+
+def _use_data_dir(args: argparse.Namespace) -> None:
+    if getattr(args, "data_dir", None):
+        os.environ["AGENTKB_DATA_DIR"] = str(args.data_dir)
+    from agentkb.adapters.factory import reset_container
+    from agentkb.config import reset_settings
+
+    reset_settings()
+    reset_container()
+
+
+def _container() -> Any:
+    from agentkb.adapters.factory import get_container
+
+    return get_container()
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from agentkb.local.server import serve
+
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+    serve(args.host, args.port)
+    return 0
+
+
+def _cmd_keys_create(args: argparse.Namespace) -> int:
+    from agentkb.services.auth import create_api_key
+
+    c = _container()
+    key, record = create_api_key(c.keys, c.secrets, args.workspace, args.scope, args.principal)
+    if args.json:
+        print(json.dumps({"key": key, "keyId": record.key_id, "principal": record.principal,
+                          "workspaces": list(record.workspaces), "scopes": list(record.scopes)}))
+    else:
+        print(key)
+        print(f"keyId={record.key_id} principal={record.principal} workspaces={','.join(record.workspaces)} "
+              f"scopes={','.join(record.scopes)} (shown once; only a hash is stored)", file=sys.stderr)
+    return 0
+
+
+def _cmd_kb_create(args: argparse.Namespace) -> int:
+    from agentkb.local.operator import create_kb
+
+    kb = create_kb(_container(), args.workspace, args.name, args.description, args.tag)
+    print(json.dumps({"id": kb.id, "workspaceId": kb.workspace_id, "name": kb.name,
+                      "tagDefinitions": [{"tagName": t.tag_name, "fieldType": t.field_type, "slot": t.slot}
+                                         for t in kb.tag_definitions]}) if args.json else kb.id)
+    return 0
+
+
+def _cmd_kb_list(args: argparse.Namespace) -> int:
+    for kb in _container().catalog.list_knowledge_bases(args.workspace):
+        print(f"{kb.id}\t{kb.name}\t{kb.profile.key}")
+    return 0
+
+
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    from agentkb.local.operator import ingest_paths
+
+    summary = ingest_paths(_container(), args.workspace, args.kb, args.paths, progress=not args.quiet)
+    print(json.dumps(summary))
+    return 0 if not summary["failed"] else 1
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from agentkb.local.demo import run_demo
+
+    run_demo(_container(), args.host, args.port)
+    return 0
+
+
+def _data_dir_parent() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("--data-dir", type=Path, help="data directory (default .agentkb/ or AGENTKB_DATA_DIR)")
+    return parent
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _data_dir_parent()
+    parser = argparse.ArgumentParser(prog="agentkb", description="The knowledge service for AI agents.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", parents=[common], help="the local API gateway over the Lambda handlers")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8787)
+    serve.set_defaults(func=_cmd_serve)
+
+    keys = sub.add_parser("keys", help="API keys").add_subparsers(dest="keys_command", required=True)
+    create = keys.add_parser("create", parents=[common], help="create an API key (printed once)")
+    create.add_argument("--workspace", action="append", required=True)
+    create.add_argument("--scope", action="append", required=True, choices=["api:read", "api:write"])
+    create.add_argument("--principal")
+    create.add_argument("--json", action="store_true")
+    create.set_defaults(func=_cmd_keys_create)
+
+    kb = sub.add_parser("kb", help="knowledge bases").add_subparsers(dest="kb_command", required=True)
+    kb_create = kb.add_parser("create", parents=[common], help="create a knowledge base")
+    kb_create.add_argument("--workspace", required=True)
+    kb_create.add_argument("--name", required=True)
+    kb_create.add_argument("--description")
+    kb_create.add_argument("--tag", action="append", default=[], metavar="NAME:TYPE",
+                           help="tag definition, TYPE in text|number|date|boolean (repeatable)")
+    kb_create.add_argument("--json", action="store_true")
+    kb_create.set_defaults(func=_cmd_kb_create)
+    kb_list = kb.add_parser("list", parents=[common], help="list knowledge bases")
+    kb_list.add_argument("--workspace", required=True)
+    kb_list.set_defaults(func=_cmd_kb_list)
+
+    ingest = sub.add_parser("ingest", parents=[common], help="ingest .md/.txt files or folders")
+    ingest.add_argument("--workspace", required=True)
+    ingest.add_argument("--kb", required=True, help="knowledge base id or name")
+    ingest.add_argument("--quiet", action="store_true", help="no progress bar")
+    ingest.add_argument("paths", nargs="+", type=Path)
+    ingest.set_defaults(func=_cmd_ingest)
+
+    demo = sub.add_parser("demo", parents=[common], help="create the demo workspace, KB, key and corpus")
+    demo.add_argument("--host", default="127.0.0.1")
+    demo.add_argument("--port", type=int, default=8787)
+    demo.set_defaults(func=_cmd_demo)
+
+    for module in ("agentkb.graph_cli", "agentkb.snapshot_cli", "agentkb.memory_cli"):
+        _register_optional(module, sub)
+    return parser
+
+
+def _register_optional(module: str, sub: Any) -> None:
+    import importlib
+
+    try:
+        register: Callable[[Any], None] = importlib.import_module(module).register
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        return
+    register(sub)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _use_data_dir(args)
+    try:
+        return int(args.func(args) or 0)
+    except DomainError as exc:
+        detail = ""
+        if isinstance(exc.details, list) and exc.details and isinstance(exc.details[0], dict):
+            detail = f" ({exc.details[0].get('path')}: {exc.details[0].get('message')})"
+        print(f"error: {exc.message}{detail}", file=sys.stderr)
+        return 2
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
