@@ -190,3 +190,21 @@ class GraphStore(Protocol):
     def source_hash(self, workspace_id: str) -> str:
         """sha256 of the canonical timestamp-free graph; cached per graph version."""
         ...
+
+
+# ---- Snapshots (issue 4) ---------------------------------------------------------------------------------------
+from agentkb.models.snapshot import StoredSnapshot  # noqa: E402  (appended section, owned by the snapshot feature)
+
+
+class SnapshotStore(Protocol):
+    """Built context snapshots, kept as the exact response bytes; one per (workspace, run, attempt)."""
+
+    def get(self, snapshot_id: str) -> StoredSnapshot | None: ...
+
+    def put_if_absent(self, snapshot: StoredSnapshot) -> StoredSnapshot:
+        """Store the snapshot unless its id exists; returns what is stored (the earlier one on a race)."""
+        ...
+
+    def index_version(self, knowledge_base_id: str) -> int | None:
+        """The knowledge base's index version: bumped by every document write or delete (None: unknown KB)."""
+        ...

@@ -1,0 +1,172 @@
+"""Snapshot models: the `POST /v1/snapshots` request, the context-snapshot response and the store's records.
+
+The response contract is `schemas/context-snapshot.schema.json` (the shared contract with its execution-scope
+reference resolved locally); the pydantic response model below documents it in OpenAPI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
+
+from agentkb.models.search import KnowledgeSearchTagFilter
+
+Classification = Literal["public", "internal", "confidential", "restricted"]
+TrustTier = Literal["system-policy", "agent", "skill", "user", "trusted-knowledge", "tool-result",
+                    "untrusted-external"]
+ItemClass = Literal["task", "instructions", "skill", "code", "documents", "schema", "graph", "memory", "history",
+                    "tool-result", "policy"]
+ExclusionReason = Literal["denied", "stale", "budget", "classification", "duplicate"]
+CLASSIFICATION_ORDER: dict[str, int] = {"public": 0, "internal": 1, "confidential": 2, "restricted": 3}
+
+Id = Annotated[StrictStr, Field(min_length=1, max_length=128)]
+# Any UUID version (the contract's `format: uuid`), normalised to lower case so ids derive deterministically.
+Uuid = Annotated[StrictStr, Field(pattern=r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"),
+                 AfterValidator(str.lower)]
+Text = Annotated[StrictStr, Field(min_length=1, max_length=200_000)]
+MAX_INLINE_ITEMS = 200
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class ScopeIn(_Strict):
+    """The execution scope the snapshot is built under (the principal comes from the caller's key)."""
+
+    workspaceId: Id
+    projectId: Id | None = None
+    knowledgeBaseIds: Annotated[list[Id], Field(min_length=1, max_length=20)] | None = None
+    maxClassification: Classification
+    allowedTrustTiers: Annotated[list[TrustTier], Field(min_length=1, max_length=7)] | None = None
+
+
+class BudgetIn(_Strict):
+    maxTokens: Annotated[StrictInt, Field(ge=1, le=1_000_000)]
+    reservedForOutput: Annotated[StrictInt, Field(ge=0)] = 0
+
+    @model_validator(mode="after")
+    def _room_left(self) -> BudgetIn:
+        if self.reservedForOutput >= self.maxTokens:
+            raise ValueError("reservedForOutput must be smaller than maxTokens")
+        return self
+
+
+class InlineItem(_Strict):
+    """Context the caller hands over verbatim (policy, instructions, tool results...), with its own labels."""
+
+    # `class` is a Python keyword: the field is `class_` in code and `class` on the wire.
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=False)
+
+    class_: ItemClass = Field(alias="class")
+    content: Text
+    trustTier: TrustTier
+    classification: Classification
+    sourceId: Id
+    sourceRevision: Annotated[StrictStr, Field(min_length=1, max_length=256)]
+    provenance: Annotated[StrictStr, Field(min_length=1, max_length=2048)] | None = None
+    stale: StrictBool = False
+
+
+class KnowledgeSource(_Strict):
+    knowledgeBaseIds: Annotated[list[Id], Field(min_length=1, max_length=20)]
+    query: Annotated[StrictStr, Field(min_length=1, max_length=32768)] | None = None
+    tagFilters: Annotated[list[KnowledgeSearchTagFilter], Field(max_length=10)] | None = None
+    topK: Annotated[StrictInt, Field(ge=1, le=100)] = 20
+
+
+class MemorySource(_Strict):
+    """Recall limits of the memory source (the recall request's `limits`, camelCased)."""
+
+    query: Annotated[StrictStr, Field(min_length=1, max_length=32768)]
+    maxItems: Annotated[StrictInt, Field(ge=1, le=50)] = 20
+    maxTokens: Annotated[StrictInt, Field(ge=100, le=20000)] = 4000
+    recencyDays: Annotated[StrictInt, Field(ge=1)] | None = None
+
+
+class GraphSource(_Strict):
+    query: Annotated[StrictStr, Field(min_length=1, max_length=512)]
+    kind: StrictStr | None = None
+    limit: Annotated[StrictInt, Field(ge=1, le=100)] = 20
+
+
+class Sources(_Strict):
+    knowledge: KnowledgeSource | None = None
+    memory: MemorySource | None = None
+    graph: GraphSource | None = None
+
+
+class CreateSnapshotRequest(_Strict):
+    """`POST /v1/snapshots`: build (or replay) the context snapshot of one agent attempt."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, title="Create snapshot request")
+
+    runId: Uuid
+    attemptId: Uuid
+    stepId: Uuid | None = None
+    strategy: Annotated[StrictStr, Field(min_length=1, max_length=128)] | None = None
+    scope: ScopeIn
+    budget: BudgetIn
+    task: Text | None = None
+    items: Annotated[list[InlineItem], Field(max_length=MAX_INLINE_ITEMS)] | None = None
+    sources: Sources | None = None
+
+
+# ---- response (OpenAPI documentation; the JSON Schema in schemas/ is the contract) ----
+
+class SnapshotBudgetOut(BaseModel):
+    maxTokens: int
+    usedTokens: int
+    reservedForOutput: int
+
+
+class ContextSnapshotOut(BaseModel):
+    """`context-snapshot.schema.json`: items carry `content` besides the contract's fields."""
+
+    model_config = ConfigDict(title="Context snapshot")
+
+    snapshotId: str
+    runId: str
+    stepId: str | None = None
+    attemptId: str
+    scope: dict[str, Any]
+    strategy: str | None = None
+    budget: SnapshotBudgetOut
+    items: list[dict[str, Any]]
+    exclusions: list[dict[str, Any]]
+    hash: str
+
+
+# ---- service records (plain dataclasses) ----
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One piece of context before governance and packing. `key` is unique across sources."""
+
+    key: str
+    item_class: str
+    content: str
+    source_id: str
+    source_revision: str
+    chunk_id: str
+    trust_tier: str
+    classification: str
+    provenance: str
+    index_version: str | None = None
+    embedding_profile: str | None = None
+    stale: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSnapshot:
+    """A built snapshot as stored: the exact response bytes and the fingerprint of the request that built it."""
+
+    snapshot_id: str
+    workspace_id: str
+    run_id: str
+    attempt_id: str
+    request_hash: str
+    body: bytes
+    created_at: str
