@@ -26,7 +26,8 @@ class Container:
     @cached_property
     def db(self) -> Any:
         import agentkb.adapters.sqlite_catalog
-        import agentkb.adapters.sqlite_security  # noqa: F401  (both register their tables)
+        import agentkb.adapters.sqlite_security
+        import agentkb.adapters.sqlite_snapshot  # noqa: F401  (each registers its tables)
         from agentkb.adapters.sqlite_db import open_database
 
         return open_database(self.settings.database_path)
@@ -91,6 +92,13 @@ class Container:
         from agentkb.adapters.sqlite_security import SqliteEmbeddingCache
 
         return SqliteEmbeddingCache(self.db)
+
+    @cached_property
+    def snapshots(self) -> Any:
+        self._require_embedded()
+        from agentkb.adapters.sqlite_snapshot import SqliteSnapshotStore
+
+        return SqliteSnapshotStore(self.db)
 
 
 @lru_cache(maxsize=1)

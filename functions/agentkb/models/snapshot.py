@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
 
+from agentkb.models.graph import EntityKind
 from agentkb.models.search import KnowledgeSearchTagFilter
 
 Classification = Literal["public", "internal", "confidential", "restricted"]
@@ -23,8 +24,8 @@ CLASSIFICATION_ORDER: dict[str, int] = {"public": 0, "internal": 1, "confidentia
 
 Id = Annotated[StrictStr, Field(min_length=1, max_length=128)]
 # Any UUID version (the contract's `format: uuid`), normalised to lower case so ids derive deterministically.
-Uuid = Annotated[StrictStr, Field(pattern=r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"),
-                 AfterValidator(str.lower)]
+UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+Uuid = Annotated[StrictStr, Field(pattern=UUID_PATTERN), AfterValidator(str.lower)]
 Text = Annotated[StrictStr, Field(min_length=1, max_length=200_000)]
 MAX_INLINE_ITEMS = 200
 
@@ -88,7 +89,7 @@ class MemorySource(_Strict):
 
 class GraphSource(_Strict):
     query: Annotated[StrictStr, Field(min_length=1, max_length=512)]
-    kind: StrictStr | None = None
+    kind: EntityKind | None = None
     limit: Annotated[StrictInt, Field(ge=1, le=100)] = 20
 
 

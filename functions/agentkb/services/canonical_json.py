@@ -44,41 +44,40 @@ def format_number(value: float) -> str:
     return sign + text
 
 
-def _encode(value: Any, out: list[str]) -> None:
+def _scalar(value: Any) -> str:
     if value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif isinstance(value, int):
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
         if abs(value) > _MAX_SAFE_INTEGER:
             raise ValueError("integers beyond 2^53 - 1 have no exact canonical JSON form")
-        out.append(str(value))
-    elif isinstance(value, float):
-        out.append(format_number(value))
-    elif isinstance(value, str):
-        out.append(json.dumps(value, ensure_ascii=False))
-    elif isinstance(value, dict):
+        return str(value)
+    if isinstance(value, float):
+        return format_number(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    raise ValueError(f"{type(value).__name__} has no canonical JSON form")
+
+
+def _encode(value: Any, out: list[str]) -> None:
+    if isinstance(value, dict):
+        if not all(isinstance(name, str) for name in value):
+            raise ValueError("object keys must be strings")
         out.append("{")
         for i, name in enumerate(sorted(value, key=_key)):
-            if not isinstance(name, str):
-                raise ValueError("object keys must be strings")
-            if i:
-                out.append(",")
-            out.append(json.dumps(name, ensure_ascii=False))
-            out.append(":")
+            out.append("," if i else "")
+            out.append(json.dumps(name, ensure_ascii=False) + ":")
             _encode(value[name], out)
         out.append("}")
     elif isinstance(value, list | tuple):
         out.append("[")
         for i, item in enumerate(value):
-            if i:
-                out.append(",")
+            out.append("," if i else "")
             _encode(item, out)
         out.append("]")
     else:
-        raise ValueError(f"{type(value).__name__} has no canonical JSON form")
+        out.append(_scalar(value))
 
 
 def canonical_bytes(value: Any) -> bytes:

@@ -1,0 +1,58 @@
+"""Routes of the snapshot function: `POST /v1/snapshots` (build or replay) and `GET /v1/snapshots/{snapshotId}`."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Body
+
+from agentkb.adapters.factory import get_container
+from agentkb.api.context import current_principal
+from agentkb.api.responses import ERRORS, ok
+from agentkb.api.search_routes import search_deps
+from agentkb.errors import NotFound
+from agentkb.models.snapshot import UUID_PATTERN, ContextSnapshotOut, CreateSnapshotRequest
+from agentkb.services.snapshot import SnapshotDeps, create_snapshot, get_snapshot
+from agentkb.services.snapshot_sources import SourceDeps, recall_available
+
+router = Router()
+_UUID = re.compile(UUID_PATTERN)
+
+
+def snapshot_deps() -> SnapshotDeps:
+    from agentkb.api.graph_routes import graph_store
+
+    container = get_container()
+    memory = None
+    if recall_available():
+        from agentkb.services.snapshot_memory import recall_memories
+
+        memory = recall_memories
+    sources = SourceDeps(search_deps(), graph_store(), container.snapshots, memory)
+    return SnapshotDeps(sources, container.tokenizer)
+
+
+def _raw(status: int, body: bytes) -> Response[Any]:
+    # The stored bytes, untouched: GET answers byte-for-byte what the POST answered.
+    return Response(status_code=status, content_type="application/json", body=body.decode("utf-8"))
+
+
+@router.post("/v1/snapshots", operation_id="createSnapshot", summary="Build the context snapshot of an attempt",
+             responses={201: ok(ContextSnapshotOut, "Built"),
+                        200: ok(ContextSnapshotOut, "Already built for this runId + attemptId (same body)"),
+                        409: ERRORS[400] | {"description": "Same runId + attemptId with a different request"},
+                        **ERRORS})
+def create_snapshot_route(request: Annotated[CreateSnapshotRequest, Body()]) -> Response[Any]:
+    outcome = create_snapshot(request, current_principal(), snapshot_deps())
+    return _raw(outcome.status, outcome.body)
+
+
+@router.get("/v1/snapshots/<snapshotId>", operation_id="getSnapshot", summary="A stored context snapshot",
+            responses={200: ok(ContextSnapshotOut, "The snapshot, byte-for-byte as built"), **ERRORS})
+def get_snapshot_route(snapshotId: str) -> Response[Any]:
+    if not _UUID.match(snapshotId):
+        raise NotFound("Snapshot not found")
+    return _raw(200, get_snapshot(snapshotId, current_principal(), snapshot_deps()))
