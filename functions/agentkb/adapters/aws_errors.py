@@ -1,0 +1,99 @@
+"""The one place where vendor failures (OpenSearch HTTP, botocore) become agentkb errors.
+
+Throttling that outlasts the caller's time budget is a 503 with Retry-After; a dependency that is broken (bad
+mapping, denied access, unknown model) is a DependencyError that the API answers as a generic 500. Embedding
+failures carry recall's vec_degraded codes: `timeout`, `slot_exhausted`, `embedding_failed`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agentkb.errors import DependencyError, EmbeddingUnavailable, ServiceUnavailable
+
+RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
+THROTTLING_CODES = frozenset({
+    "ThrottlingException", "TooManyRequestsException", "ServiceQuotaExceededException",
+    "ProvisionedThroughputExceededException", "RequestLimitExceeded", "ServiceUnavailableException",
+    "ModelNotReadyException", "InternalServerException", "InternalServerError", "LimitExceededException",
+})
+DEFAULT_RETRY_AFTER_S = 5
+
+
+def index_error_type(body: Any) -> str | None:
+    """The OpenSearch error type of a response body ({"error": {"type": ...}}), if any."""
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        return str(body["error"].get("type") or "") or None
+    return None
+
+
+def is_index_missing(status: int, body: Any) -> bool:
+    return status == 404 and index_error_type(body) in (None, "index_not_found_exception")
+
+
+def index_failure(status: int, body: Any, *, operation: str) -> DependencyError:
+    """A non-retryable OpenSearch answer: never the body text to clients (it can echo documents)."""
+    kind = index_error_type(body) or f"http_{status}"
+    return DependencyError(f"opensearch {operation} failed: {kind}", code="index_failed")
+
+
+def index_throttled(operation: str, retry_after_s: int = DEFAULT_RETRY_AFTER_S) -> ServiceUnavailable:
+    return ServiceUnavailable("The search index is busy; retry shortly", retry_after_s=retry_after_s,
+                              details={"reason": "index_throttled", "operation": operation})
+
+
+def parse_json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw) if raw else None
+    except ValueError:
+        return None
+
+
+def client_error_code(exc: BaseException) -> str | None:
+    """The AWS error code of a botocore ClientError (duck-typed: no botocore import here)."""
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        return str(response.get("Error", {}).get("Code") or "") or None
+    return None
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    name = type(exc).__name__
+    return name in {"ReadTimeoutError", "ConnectTimeoutError", "TimeoutError", "ConnectionClosedError",
+                    "EndpointConnectionError", "TimeoutError"} or isinstance(exc, TimeoutError)
+
+
+def is_throttling(exc: BaseException) -> bool:
+    return client_error_code(exc) in THROTTLING_CODES
+
+
+def embedding_failure(exc: BaseException) -> EmbeddingUnavailable:
+    """Bedrock invoke_model failure -> EmbeddingUnavailable with a vec_degraded code."""
+    if _is_timeout(exc):
+        return EmbeddingUnavailable("the embedding model timed out", code="timeout", retryable=True)
+    if is_throttling(exc):
+        return EmbeddingUnavailable("the embedding model is throttled", code="slot_exhausted", retryable=True)
+    code = client_error_code(exc) or type(exc).__name__
+    return EmbeddingUnavailable(f"the embedding model failed: {code}", code="embedding_failed")
+
+
+def rerank_failure_reason(exc: BaseException) -> str:
+    """Bedrock rerank failure -> the reason reported with rerankerStatus "unavailable"."""
+    if _is_timeout(exc):
+        return "the reranking model timed out"
+    if is_throttling(exc):
+        return "the reranking model is throttled"
+    return f"the reranking model failed: {client_error_code(exc) or type(exc).__name__}"
+
+
+def store_failure(exc: BaseException, *, store: str) -> Exception:
+    """DynamoDB / Secrets Manager / S3 failure: throttling -> 503, anything else -> DependencyError (500)."""
+    if is_throttling(exc) or _is_timeout(exc):
+        return ServiceUnavailable("A backing store is busy; retry shortly", retry_after_s=DEFAULT_RETRY_AFTER_S,
+                                  details={"reason": f"{store}_throttled"})
+    return DependencyError(f"{store} failed: {client_error_code(exc) or type(exc).__name__}", code="store_failed")
+
+
+def is_conditional_failure(exc: BaseException) -> bool:
+    return client_error_code(exc) in {"ConditionalCheckFailedException", "TransactionCanceledException"}
