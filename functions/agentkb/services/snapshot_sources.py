@@ -125,7 +125,7 @@ def graph_candidates(request: CreateSnapshotRequest, deps: SourceDeps) -> list[C
     out: list[Candidate] = []
     for entity in body["entities"]:
         relations = [r for r in body["relations"] if entity["id"] in (r["from"], r["to"])]
-        proof_ids = [*entity["proofIds"], *(p for r in relations for p in r["proofIds"])]
+        proof_ids = entity["proofIds"]  # an entity whose own evidence is all stale is stale
         out.append(Candidate(
             key=f"graph:{entity['id']}", item_class="graph", content=_entity_text(entity, relations, labels),
             source_id=entity["id"], source_revision=sha256_hex(entity), chunk_id=entity["id"],
