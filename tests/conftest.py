@@ -10,7 +10,7 @@ import pytest
 
 from agentkb.adapters.factory import get_container, reset_container
 from agentkb.config import reset_settings
-from agentkb.services.auth import create_api_key
+from tests.helpers import mint
 
 
 @pytest.fixture()
@@ -29,11 +29,6 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 @pytest.fixture()
 def container(data_dir: Path) -> Any:
     return get_container()
-
-
-def mint(container: Any, workspaces: list[str], scopes: list[str], principal: str | None = None) -> str:
-    key, _ = create_api_key(container.keys, container.secrets, workspaces, scopes, principal)
-    return key
 
 
 @pytest.fixture()

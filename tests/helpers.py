@@ -60,3 +60,38 @@ def body_of(response: dict[str, Any]) -> Any:
     if isinstance(raw, dict | list) or raw is None:
         return raw
     return json.loads(raw) if raw else None
+
+
+# -- handlers, keys and contract validation -----------------------------------------------------------------
+import importlib  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from jsonschema import Draft202012Validator  # noqa: E402
+
+from agentkb.local.lambda_context import LocalLambdaContext  # noqa: E402
+from agentkb.services.auth import create_api_key  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMAS = ROOT / "schemas"
+
+
+def mint(container: Any, workspaces: list[str], scopes: list[str], principal: str | None = None) -> str:
+    key, _ = create_api_key(container.keys, container.secrets, workspaces, scopes, principal)
+    return key
+
+
+def handler(function: str) -> Any:
+    return importlib.import_module(f"{function}.handler").lambda_handler
+
+
+def invoke(function: str, event: dict[str, Any]) -> dict[str, Any]:
+    """Call the real lambda_handler of functions/<function>/handler.py."""
+    return handler(function)(event, LocalLambdaContext(function_name=f"agentkb-{function}"))  # type: ignore[no-any-return]
+
+
+def validator(schema_file: str) -> Draft202012Validator:
+    return Draft202012Validator(json.loads((SCHEMAS / schema_file).read_text()))
+
+
+SEARCH_RESPONSE = validator("knowledge-search.v2.response.schema.json")
+ERROR_RESPONSE = validator("error.schema.json")

@@ -70,7 +70,7 @@ def _result(hit: IndexHit, similarity: float, rank_score: float, rank: int) -> K
     return KnowledgeSearchResult(
         knowledgeBaseId=hit.knowledge_base_id, documentId=hit.document_id, documentName=hit.document_name,
         sourceUrl=hit.source_url, content=hit.content, chunkIndex=hit.chunk_index, metadata=hit.metadata,
-        similarity=round(similarity, 6), rankScore=round(rank_score, 6), rank=rank)
+        similarity=similarity, rankScore=rank_score, rank=rank)
 
 
 def search_knowledge(request: KnowledgeSearchRequest, principal: Principal, deps: SearchDeps) -> SearchOutcome:
@@ -111,7 +111,7 @@ def _retrieve(deps: SearchDeps, kbs: list[KnowledgeBase], base: IndexQuery, quer
         return [(h, 0.0, 1.0 / (60 + i)) for i, h in enumerate(lexical, start=1)], "vector_unavailable"
     if mode == "vector":
         hits = deps.index.vector_search(_with(base, vector=vector, limit=pool))
-        return [(h, h.score, h.score) for h in hits], None
+        return [(h, round(h.score, 6), round(h.score, 6)) for h in hits], None
     lexical = deps.index.lexical_search(_with(base, text=query, vector=vector, limit=leg_pool))
     semantic = deps.index.vector_search(_with(base, vector=vector, limit=leg_pool))
     fused = _fuse(lexical, semantic)
@@ -120,7 +120,7 @@ def _retrieve(deps: SearchDeps, kbs: list[KnowledgeBase], base: IndexQuery, quer
     out = []
     for hit, score in fused:
         similarity = hit.similarity if hit.similarity is not None else sims.get(hit.chunk_id, 0.0)
-        out.append((hit, similarity, score))
+        out.append((hit, round(similarity, 6), score))
     return out, None
 
 
