@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import Engine
+from contract_engines import Engine
 from contract_corpus import KB_A, chunk_vector, documents
 
 from agentkb.models.domain import CompiledTagFilter, IndexQuery

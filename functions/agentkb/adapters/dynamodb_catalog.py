@@ -1,0 +1,154 @@
+"""Catalog port on DynamoDB: workspaces, knowledge bases (+ tag definitions), the document registry.
+
+Items (catalog table, string pk/sk):
+  WS#<ws>   #WORKSPACE        search_mode
+  WS#<ws>   KB#<kb>           the knowledge base (profile, tag definitions as JSON)
+  WS#<ws>   KBNAME#<name>     kb_id: makes names unique per workspace (conditional put in the same transaction)
+  KB#<kb>   #KB               workspace_id, version (bumped by every document write/delete: snapshot cache key)
+  KB#<kb>   DOC#<doc>         the document record: written after the index accepted the chunks (the commit point)
+  KB#<kb>   DOCNAME#<name>    document_id
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from agentkb.adapters.aws_errors import is_conditional_failure, store_failure
+from agentkb.adapters.dynamodb_tables import get_n, get_s, guarded, key, n, query_all, s
+from agentkb.errors import Conflict
+from agentkb.models.domain import Document, EmbeddingProfile, KnowledgeBase, TagDefinition
+
+STORE = "catalog"
+
+
+def _kb(item: dict[str, Any]) -> KnowledgeBase:
+    tags = tuple(TagDefinition(t["tagName"], t["fieldType"], t["slot"]) for t in json.loads(get_s(item, "tags") or "[]"))
+    return KnowledgeBase(get_s(item, "kb_id") or "", get_s(item, "workspace_id") or "", get_s(item, "name") or "",
+                         get_s(item, "description"), EmbeddingProfile(get_s(item, "model") or "", get_n(item, "dim")),
+                         tags, get_s(item, "created_at") or "")
+
+
+def _document(item: dict[str, Any]) -> Document:
+    return Document(get_s(item, "document_id") or "", get_s(item, "kb_id") or "", get_s(item, "workspace_id") or "",
+                    get_s(item, "name") or "", get_s(item, "source_url"), get_s(item, "content_hash") or "",
+                    json.loads(get_s(item, "tags") or "{}"), get_n(item, "chunk_count"), get_n(item, "token_count"),
+                    get_s(item, "created_at") or "", get_n(item, "revision", 1))
+
+
+class DynamoDbCatalog:
+    """Catalog port (and the OpenSearch index's document registry) on the catalog table."""
+
+    def __init__(self, client: Callable[[], Any], table: str) -> None:
+        self._client = client
+        self.table = table
+
+    @property
+    def client(self) -> Any:
+        return self._client()
+
+    def _get(self, pk: str, sk: str) -> dict[str, Any] | None:
+        item = guarded(STORE, lambda: self.client.get_item(TableName=self.table, Key=key(pk, sk),
+                                                           ConsistentRead=True)).get("Item")
+        return item if item else None
+
+    # -- workspaces -------------------------------------------------------------------------------------
+    def workspace_search_mode(self, workspace_id: str) -> str | None:
+        item = self._get(f"WS#{workspace_id}", "#WORKSPACE")
+        return get_s(item, "search_mode") if item else None
+
+    def set_workspace_search_mode(self, workspace_id: str, mode: str | None) -> None:
+        update = "SET search_mode = :m" if mode else "REMOVE search_mode"
+        values = {":m": s(mode)} if mode else None
+        kwargs: dict[str, Any] = {"TableName": self.table, "Key": key(f"WS#{workspace_id}", "#WORKSPACE"),
+                                  "UpdateExpression": update}
+        if values:
+            kwargs["ExpressionAttributeValues"] = values
+        guarded(STORE, lambda: self.client.update_item(**kwargs))
+
+    # -- knowledge bases --------------------------------------------------------------------------------
+    def create_knowledge_base(self, kb: KnowledgeBase) -> None:
+        ws = f"WS#{kb.workspace_id}"
+        tags = json.dumps([{"tagName": t.tag_name, "fieldType": t.field_type, "slot": t.slot}
+                           for t in kb.tag_definitions])
+        item = {**key(ws, f"KB#{kb.id}"), "kb_id": s(kb.id), "workspace_id": s(kb.workspace_id), "name": s(kb.name),
+                "model": s(kb.profile.model), "dim": n(kb.profile.dimension), "tags": s(tags),
+                "created_at": s(kb.created_at)}
+        if kb.description is not None:
+            item["description"] = s(kb.description)
+        now = datetime.now(UTC).isoformat()
+        items = [
+            {"Put": {"TableName": self.table, "Item": {**key(ws, f"KBNAME#{kb.name}"), "kb_id": s(kb.id)},
+                     "ConditionExpression": "attribute_not_exists(pk)"}},
+            {"Put": {"TableName": self.table, "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}},
+            {"Put": {"TableName": self.table, "Item": {**key(f"KB#{kb.id}", "#KB"),
+                                                       "workspace_id": s(kb.workspace_id), "version": n(0)}}},
+            {"Update": {"TableName": self.table, "Key": key(ws, "#WORKSPACE"),
+                        "UpdateExpression": "SET created_at = if_not_exists(created_at, :now)",
+                        "ExpressionAttributeValues": {":now": s(now)}}},
+        ]
+        try:
+            self.client.transact_write_items(TransactItems=items)
+        except Exception as exc:
+            if is_conditional_failure(exc):
+                raise Conflict("A knowledge base with this name already exists in the workspace") from exc
+            raise store_failure(exc, store=STORE) from exc
+
+    def get_knowledge_base(self, workspace_id: str, kb_id: str) -> KnowledgeBase | None:
+        item = self._get(f"WS#{workspace_id}", f"KB#{kb_id}")
+        return _kb(item) if item else None
+
+    def find_knowledge_base_by_name(self, workspace_id: str, name: str) -> KnowledgeBase | None:
+        pointer = self._get(f"WS#{workspace_id}", f"KBNAME#{name}")
+        return self.get_knowledge_base(workspace_id, get_s(pointer, "kb_id") or "") if pointer else None
+
+    def list_knowledge_bases(self, workspace_id: str) -> list[KnowledgeBase]:
+        items = query_all(self.client, STORE, TableName=self.table,
+                          KeyConditionExpression="pk = :pk AND begins_with(sk, :kb)",
+                          ExpressionAttributeValues={":pk": s(f"WS#{workspace_id}"), ":kb": s("KB#")})
+        return sorted((_kb(i) for i in items), key=lambda kb: (kb.name, kb.id))
+
+    def index_version(self, knowledge_base_id: str) -> int | None:
+        item = self._get(f"KB#{knowledge_base_id}", "#KB")
+        return get_n(item, "version") if item else None
+
+    # -- documents --------------------------------------------------------------------------------------
+    def get_document(self, kb_id: str, document_id: str) -> Document | None:
+        item = self._get(f"KB#{kb_id}", f"DOC#{document_id}")
+        return _document(item) if item else None
+
+    def find_document_by_name(self, kb_id: str, name: str) -> Document | None:
+        pointer = self._get(f"KB#{kb_id}", f"DOCNAME#{name}")
+        return self.get_document(kb_id, get_s(pointer, "document_id") or "") if pointer else None
+
+    def put_document(self, document: Document) -> None:
+        """Commit a document record (after its chunks were indexed) and bump the KB's index version."""
+        pk = f"KB#{document.knowledge_base_id}"
+        item = {**key(pk, f"DOC#{document.id}"), "document_id": s(document.id),
+                "kb_id": s(document.knowledge_base_id), "workspace_id": s(document.workspace_id),
+                "name": s(document.name), "content_hash": s(document.content_hash), "tags": s(json.dumps(document.tags)),
+                "chunk_count": n(document.chunk_count), "token_count": n(document.token_count),
+                "created_at": s(document.created_at), "revision": n(document.revision)}
+        if document.source_url is not None:
+            item["source_url"] = s(document.source_url)
+        guarded(STORE, lambda: self.client.transact_write_items(TransactItems=[
+            {"Put": {"TableName": self.table, "Item": item}},
+            {"Put": {"TableName": self.table, "Item": {**key(pk, f"DOCNAME#{document.name}"),
+                                                       "document_id": s(document.id)}}},
+            self._bump(document.knowledge_base_id)]))
+
+    def delete_document(self, kb_id: str, document_id: str) -> None:
+        current = self.get_document(kb_id, document_id)
+        if current is None:
+            return
+        pk = f"KB#{kb_id}"
+        guarded(STORE, lambda: self.client.transact_write_items(TransactItems=[
+            {"Delete": {"TableName": self.table, "Key": key(pk, f"DOC#{document_id}")}},
+            {"Delete": {"TableName": self.table, "Key": key(pk, f"DOCNAME#{current.name}")}},
+            self._bump(kb_id)]))
+
+    def _bump(self, kb_id: str) -> dict[str, Any]:
+        return {"Update": {"TableName": self.table, "Key": key(f"KB#{kb_id}", "#KB"),
+                           "UpdateExpression": "ADD version :one", "ExpressionAttributeValues": {":one": n(1)}}}

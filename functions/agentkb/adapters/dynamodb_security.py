@@ -1,0 +1,106 @@
+"""Key store (hashes only), rate limiter and embedding cache on DynamoDB.
+
+  keys table        KEY#<key_id>      #KEY           key_hash, principal, workspaces, scopes, created_at, revoked
+  rate_limit table  RL#<key_id>       <window start> count, ttl (expired windows are removed by DynamoDB TTL)
+  catalog table     EMB#<profile>     <content hash> vector (float32 little-endian bytes)
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agentkb.adapters.aws_errors import is_conditional_failure, store_failure
+from agentkb.adapters.dynamodb_tables import batch_get, batch_write, get_s, get_strings, guarded, key, n, s, strings
+from agentkb.models.domain import ApiKeyRecord, RateDecision
+
+WINDOW_S = 60
+TTL_GRACE_S = 120
+
+
+class DynamoDbKeyStore:
+    def __init__(self, client: Callable[[], Any], table: str) -> None:
+        self._client = client
+        self.table = table
+
+    def put_key(self, record: ApiKeyRecord) -> None:
+        item = {**key(f"KEY#{record.key_id}", "#KEY"), "key_hash": s(record.key_hash),
+                "principal": s(record.principal), "workspaces": strings(record.workspaces),
+                "scopes": strings(record.scopes), "created_at": s(record.created_at),
+                "revoked": {"BOOL": record.revoked}}
+        guarded("keys", lambda: self._client().put_item(TableName=self.table, Item=item,
+                                                         ConditionExpression="attribute_not_exists(pk)"))
+
+    def get_key(self, key_id: str) -> ApiKeyRecord | None:
+        item = guarded("keys", lambda: self._client().get_item(
+            TableName=self.table, Key=key(f"KEY#{key_id}", "#KEY"))).get("Item")
+        if not item:
+            return None
+        return ApiKeyRecord(key_id, get_s(item, "key_hash") or "", get_s(item, "principal") or key_id,
+                            get_strings(item, "workspaces"), get_strings(item, "scopes"),
+                            get_s(item, "created_at") or "", bool(item.get("revoked", {}).get("BOOL", False)))
+
+
+class DynamoDbRateLimiter:
+    """Fixed one-minute windows: one conditional UpdateItem per request, shared by every Lambda instance.
+
+    The condition stops counting at the limit, so a flood cannot grow the counter; a refused update is the
+    "over the limit" answer (no second read).
+    """
+
+    def __init__(self, client: Callable[[], Any], table: str) -> None:
+        self._client = client
+        self.table = table
+
+    def hit(self, key_id: str, limit: int, now: float) -> RateDecision:
+        window = int(now) // WINDOW_S * WINDOW_S
+        reset = window + WINDOW_S
+        try:
+            result = self._client().update_item(
+                TableName=self.table, Key=key(f"RL#{key_id}", str(window)),
+                UpdateExpression="SET #ttl = :ttl ADD #count :one",
+                ConditionExpression="attribute_not_exists(#count) OR #count < :limit",
+                ExpressionAttributeNames={"#count": "count", "#ttl": "ttl"},
+                ExpressionAttributeValues={":one": n(1), ":limit": n(limit), ":ttl": n(reset + TTL_GRACE_S)},
+                ReturnValues="UPDATED_NEW")
+        except Exception as exc:
+            if is_conditional_failure(exc):
+                return RateDecision(limit, 0, reset, False, max(1, reset - int(now)))
+            raise store_failure(exc, store="rate_limit") from exc
+        count = int(result["Attributes"]["count"]["N"])
+        return RateDecision(limit, max(0, limit - count), reset, True, 0)
+
+
+def _pack(vector: Sequence[float]) -> bytes:
+    packed = array("f", vector)
+    if sys.byteorder != "little":
+        packed.byteswap()
+    return packed.tobytes()
+
+
+def _unpack(raw: bytes) -> list[float]:
+    values = array("f")
+    values.frombytes(raw)
+    if sys.byteorder != "little":
+        values.byteswap()
+    return values.tolist()
+
+
+class DynamoDbEmbeddingCache:
+    """Vectors by (profile, content hash): unchanged chunks are never sent to Bedrock twice."""
+
+    def __init__(self, client: Callable[[], Any], table: str) -> None:
+        self._client = client
+        self.table = table
+
+    def get_many(self, profile_key: str, content_hashes: Sequence[str]) -> dict[str, list[float]]:
+        keys = [key(f"EMB#{profile_key}", h) for h in dict.fromkeys(content_hashes)]
+        items = batch_get(self._client(), "embedding_cache", self.table, keys) if keys else []
+        return {get_s(i, "sk") or "": _unpack(i["vector"]["B"]) for i in items}
+
+    def put_many(self, profile_key: str, vectors: dict[str, list[float]]) -> None:
+        requests = [{"PutRequest": {"Item": {**key(f"EMB#{profile_key}", h), "vector": {"B": _pack(v)}}}}
+                    for h, v in vectors.items()]
+        batch_write(self._client(), "embedding_cache", self.table, requests)
