@@ -208,3 +208,53 @@ class SnapshotStore(Protocol):
     def index_version(self, knowledge_base_id: str) -> int | None:
         """The knowledge base's index version: bumped by every document write or delete (None: unknown KB)."""
         ...
+
+
+# ---- Agent memory (issue 3: recall) -----------------------------------------------------------------------------
+from collections.abc import Collection  # noqa: E402  (appended section, owned by the recall feature)
+
+from agentkb.models.memory import IdempotencyRecord, MemoryRecord, StoredMemory  # noqa: E402  (appended section)
+from agentkb.models.recall import MemoryView, RecallScope  # noqa: E402
+
+
+class MemoryStore(Protocol):
+    """Memory revisions per workspace. Every recall read applies the RecallScope inside its query, before ranking."""
+
+    def find_live(self, workspace_id: str, name: str) -> StoredMemory | None:
+        """The current (not superseded) revision of a memory name."""
+        ...
+
+    def find_idempotent(self, workspace_id: str, principal: str, key: str) -> tuple[str, StoredMemory] | None:
+        """(body hash, memory) of an idempotency key already used by this principal in this workspace."""
+        ...
+
+    def insert(self, record: MemoryRecord, idempotency: IdempotencyRecord | None = None) -> StoredMemory:
+        """Store a new revision atomically (the live revision of the same name becomes superseded)."""
+        ...
+
+    def insert_many(self, records: Sequence[MemoryRecord]) -> list[int]:
+        """Bulk load of memories with new names in one transaction."""
+        ...
+
+    def vector_dimension(self, workspace_id: str) -> int | None: ...
+
+    def vector_search(self, scope: RecallScope, vector: Sequence[float], k: int,
+                      lifted: Collection[int] = (), lift: float = 0.0) -> list[tuple[int, float]]:
+        """Exact cosine top-k over eligible memories, `lift` added to `lifted` ids for ranking: (id, cosine)."""
+        ...
+
+    def similarities(self, workspace_id: str, memory_ids: Sequence[int], vector: Sequence[float]) -> dict[int, float]:
+        ...
+
+    def lexical_search(self, scope: RecallScope, text: str, k: int) -> list[tuple[int, float]]:
+        """BM25 top-k over eligible memories: (id, relevance > 0), best first."""
+        ...
+
+    def entity_links(self, workspace_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]: ...
+
+    def linked_memories(self, scope: RecallScope, entity_ids: Sequence[str],
+                        per_entity_cap: int) -> list[tuple[int, str]]:
+        """Eligible memories linked to the entities: (memory_id, entity_id), capped per entity."""
+        ...
+
+    def views(self, workspace_id: str, memory_ids: Sequence[int]) -> dict[int, MemoryView]: ...

@@ -26,6 +26,7 @@ class Container:
     @cached_property
     def db(self) -> Any:
         import agentkb.adapters.sqlite_catalog
+        import agentkb.adapters.sqlite_memory
         import agentkb.adapters.sqlite_security
         import agentkb.adapters.sqlite_snapshot  # noqa: F401  (each registers its tables)
         from agentkb.adapters.sqlite_db import open_database
@@ -99,6 +100,13 @@ class Container:
         from agentkb.adapters.sqlite_snapshot import SqliteSnapshotStore
 
         return SqliteSnapshotStore(self.db)
+
+    @cached_property
+    def memories(self) -> Any:
+        self._require_embedded()
+        from agentkb.adapters.sqlite_memory import SqliteMemoryStore
+
+        return SqliteMemoryStore(self.db)
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,40 @@
+"""Routes of the recall function: `POST /v1/recall`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
+
+from agentkb.adapters.factory import get_container
+from agentkb.api.context import add_response_header, current_principal
+from agentkb.api.graph_routes import graph_store
+from agentkb.api.memory_routes import json_response, memory_store
+from agentkb.api.responses import ERRORS, ok
+from agentkb.models.recall import RecallRequest, RecallResponse
+from agentkb.services.recall import RecallDeps, RecallOptions, recall
+
+router = Router()
+
+
+def recall_deps() -> RecallDeps:
+    c = get_container()
+    backend = "local" if c.settings.backend == "embedded" else "bedrock"
+    return RecallDeps(memory_store(), graph_store(), c.embedder, c.tokenizer,
+                      embed_timeout_s=c.settings.embed_timeout_ms / 1000, backend=backend)
+
+
+@router.post("/v1/recall", operation_id="recall", summary="Recall agent memories (vector + graph, token-budgeted)",
+             responses={200: ok(RecallResponse, "Direct (vector or FTS fallback) and graph matches."), **ERRORS})
+def recall_route(request: Annotated[RecallRequest, Body()],
+                 fallback: Annotated[Literal["fts_only"] | None, Query(description="fts_only: lexical recall")] = None,
+                 fail_on_degraded: Annotated[bool, Query(alias="failOnDegraded",
+                                                         description="503 instead of an FTS fallback")] = False,
+                 ) -> Response[Any]:
+    options = RecallOptions(fallback_fts_only=fallback == "fts_only", fail_on_degraded=fail_on_degraded)
+    outcome = recall(request, current_principal(), recall_deps(), options)
+    if outcome.degraded_code:
+        add_response_header("X-Recall-Degraded", outcome.degraded_code)
+    return json_response(200, outcome.body)

@@ -1,0 +1,167 @@
+"""Agent memory: the `POST /v1/memories` request/response and the store's records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
+
+MemoryType = Literal["user", "feedback", "project", "reference", "decision", "incident", "skill", "document", "note"]
+Visibility = Literal["personal", "channel", "project", "workspace", "organization"]
+
+# Broadest last: an answer for audience A may hold memories of visibility A or broader.
+VISIBILITY_RANK: dict[str, int] = {"personal": 0, "channel": 1, "project": 2, "workspace": 3, "organization": 4}
+# Request entity category -> graph entity kind (one knowledge graph with the graph feature).
+ENTITY_KINDS: dict[str, str] = {"people": "person", "orgs": "organization", "repos": "repo", "files": "file",
+                                "customers": "customer", "topics": "topic"}
+# Sensitivity flags as bits: a memory is eligible only when the request declares each of its bits.
+SENSITIVITY_BITS: dict[str, int] = {"contains_code": 1, "contains_customer_data": 2,
+                                    "contains_private_meeting_data": 4}
+
+Id = Annotated[StrictStr, Field(min_length=1, max_length=256)]
+EntityName = Annotated[StrictStr, Field(min_length=1, max_length=256)]
+EntityList = Annotated[list[EntityName], Field(max_length=100)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class MemoryEntities(_Strict):
+    people: EntityList = []
+    orgs: EntityList = []
+    repos: EntityList = []
+    files: EntityList = []
+    customers: EntityList = []
+    topics: EntityList = []
+
+    def named(self) -> list[tuple[str, str]]:
+        """(graph kind, name) of every entity, first category first, duplicates dropped."""
+        out = [(kind, name.strip()) for cat, kind in ENTITY_KINDS.items() for name in getattr(self, cat)]
+        return list(dict.fromkeys((k, n) for k, n in out if n))
+
+
+class MemoryRelation(_Strict):
+    from_: EntityName = Field(alias="from")
+    to: EntityName
+    kind: Annotated[StrictStr, Field(pattern=r"^[a-z][a-z0-9_-]{0,63}$")]
+    weight: Annotated[StrictFloat | StrictInt, Field(ge=0, le=1)] = 0.5
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+
+class MemorySensitivity(_Strict):
+    contains_code: StrictBool = False
+    contains_customer_data: StrictBool = False
+    contains_private_meeting_data: StrictBool = False
+
+    def bits(self) -> int:
+        return sum(bit for name, bit in SENSITIVITY_BITS.items() if getattr(self, name))
+
+
+class MemoryWriteRequest(_Strict):
+    """`POST /v1/memories`: one memory; an existing `name` in the workspace gets a new revision."""
+
+    model_config = ConfigDict(title="Write memory request", extra="forbid", strict=True)
+
+    workspace_id: Annotated[StrictStr, Field(min_length=1, max_length=128)]
+    project_id: Id | None = None
+    visibility: Visibility
+    owner_id: Id | None = None
+    channel_id: Id | None = None
+    type: MemoryType
+    name: Annotated[StrictStr, Field(min_length=1, max_length=256)]
+    description: Annotated[StrictStr, Field(max_length=1024)] | None = None
+    body: Annotated[StrictStr, Field(min_length=1, max_length=65536)]
+    entities: MemoryEntities | None = None
+    relations: Annotated[list[MemoryRelation], Field(max_length=200)] = []
+    confirmed: StrictBool = True
+    stale: StrictBool = False
+    valid_until: StrictStr | None = None
+    sensitivity: MemorySensitivity | None = None
+    source: Annotated[StrictStr, Field(max_length=1024)] | None = None
+    idempotency_key: Annotated[StrictStr, Field(min_length=1, max_length=256)] | None = None
+
+    @field_validator("valid_until")
+    @classmethod
+    def _timestamp(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_timestamp(value)
+        return value
+
+
+def parse_timestamp(value: str) -> float:
+    """ISO 8601 (a date, or a date-time; naive means UTC) -> epoch seconds."""
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError("must be an ISO 8601 date or date-time") from exc
+    if parsed.tzinfo is None:
+        from datetime import UTC
+
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
+
+
+class MemoryWriteResponse(BaseModel):
+    """201 (200 for an idempotent replay or an unchanged rewrite)."""
+
+    model_config = ConfigDict(title="Write memory response", extra="forbid")
+
+    memory_id: int
+    name: str
+    revision: int
+    workspace_id: str
+    project_id: str | None
+    type: str
+    visibility: str
+    supersedes: int | None = Field(description="memory_id of the revision this one replaced")
+    entity_ids: list[str]
+    relation_count: int
+    created_at: str
+
+
+# ---- store records ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecord:
+    """One memory revision to store (memory_id is assigned by the store)."""
+
+    workspace_id: str
+    project_id: str | None
+    visibility: str
+    owner_id: str | None
+    channel_id: str | None
+    type: str
+    name: str
+    description: str
+    body: str
+    confirmed: bool
+    stale: bool
+    valid_until: float | None
+    sensitivity: int
+    source: str | None
+    request_hash: str
+    created_at: str
+    updated_at: float
+    embedding: list[float]
+    entity_ids: tuple[str, ...] = ()
+    relation_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMemory:
+    memory_id: int
+    name: str
+    revision: int
+    request_hash: str
+    response: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class IdempotencyRecord:
+    principal: str
+    key: str
+    body_hash: str
