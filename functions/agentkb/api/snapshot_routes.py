@@ -27,10 +27,11 @@ def snapshot_deps() -> SnapshotDeps:
 
     container = get_container()
     memory = None
-    if recall_available():
-        from agentkb.services.snapshot_memory import recall_memories
+    if recall_available():  # the recall feature ships on its own: without it the memory source is empty
+        from agentkb.api.recall_routes import recall_deps
+        from agentkb.services.snapshot_memory import memory_retriever
 
-        memory = recall_memories
+        memory = memory_retriever(recall_deps())
     sources = SourceDeps(search_deps(), graph_store(), container.snapshots, memory)
     return SnapshotDeps(sources, container.tokenizer)
 

@@ -106,19 +106,19 @@ def get_snapshot(snapshot_id: str, principal: Principal, deps: SnapshotDeps) -> 
 
 
 def ordered_candidates(request: CreateSnapshotRequest, principal: Principal,
-                       deps: SnapshotDeps) -> tuple[list[Candidate], list[str]]:
-    """Pinned items first, then every source fused by reciprocal rank; plus the sources the scope denied."""
+                       deps: SnapshotDeps) -> tuple[list[Candidate], list[tuple[str, str]]]:
+    """Pinned items first, then every source fused by reciprocal rank; plus the sources the scope kept shut."""
     task = task_candidate(request)
     inline = inline_candidates(request, deps.sources)
     pinned = [task] if task else []
     for cls in PINNED_CLASSES[1:]:
         pinned.extend(c for c in inline if c.item_class == cls)
-    knowledge = knowledge_candidates(request, principal, deps.sources)
-    legs = [*knowledge.legs, memory_candidates(request, principal, deps.sources),
-            graph_candidates(request, deps.sources), [c for c in inline if c.item_class not in PINNED_CLASSES]]
+    gathered = [knowledge_candidates(request, principal, deps.sources),
+                memory_candidates(request, principal, deps.sources), graph_candidates(request, deps.sources)]
+    legs = [*(leg for g in gathered for leg in g.legs), [c for c in inline if c.item_class not in PINNED_CLASSES]]
     by_key = {c.key: c for leg in legs for c in leg}
     fused = fuse_reciprocal_rank([[c.key for c in leg] for leg in legs if leg])
-    return pinned + [by_key[key] for key, _ in fused], knowledge.denied_sources
+    return pinned + [by_key[key] for key, _ in fused], [s for g in gathered for s in g.skipped]
 
 
 def governance_reason(candidate: Candidate, max_classification: str, allowed_tiers: set[str] | None,
@@ -144,8 +144,8 @@ def assemble(request: CreateSnapshotRequest, principal: Principal, deps: Snapsho
              snapshot_id: str) -> dict[str, Any]:
     """The snapshot document (with its hash) for a request; deterministic for the same inputs and index."""
     scope = request.scope
-    ordered, denied_sources = ordered_candidates(request, principal, deps)
-    exclusions: list[dict[str, Any]] = [{"sourceId": s, "reason": "denied"} for s in denied_sources]
+    ordered, skipped = ordered_candidates(request, principal, deps)
+    exclusions: list[dict[str, Any]] = [{"sourceId": source, "reason": reason} for source, reason in skipped]
     allowed: set[str] | None = set(scope.allowedTrustTiers) if scope.allowedTrustTiers is not None else None
     seen: set[str] = set()
     admitted: list[tuple[Candidate, int]] = []

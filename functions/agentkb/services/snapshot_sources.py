@@ -16,7 +16,14 @@ from agentkb.errors import BadRequest
 from agentkb.models.domain import Principal
 from agentkb.models.graph import GraphSearchRequest
 from agentkb.models.search import KnowledgeSearchRequest
-from agentkb.models.snapshot import Candidate, CreateSnapshotRequest, InlineItem, MemorySource
+from agentkb.models.snapshot import (
+    CLASSIFICATION_ORDER,
+    Candidate,
+    CreateSnapshotRequest,
+    InlineItem,
+    MemorySource,
+    ScopeIn,
+)
 from agentkb.ports import GraphStore, SnapshotStore
 from agentkb.services.canonical_json import sha256_hex
 from agentkb.services.chunking import content_hash
@@ -31,8 +38,8 @@ CODE_SUFFIXES = (".py", ".js", ".mjs", ".ts", ".tsx", ".jsx", ".go", ".rs", ".ja
 SCHEMA_SUFFIXES = (".schema.json", ".proto", ".graphql", ".gql", ".avsc", ".xsd", ".sql", ".openapi.json",
                    ".openapi.yaml", ".openapi.yml", ".tf")
 
-# (workspace, project, principal, memory source) -> memory candidates, best first
-MemoryRetriever = Callable[[str, str | None, Principal, MemorySource], list[Candidate]]
+# (scope, principal, memory source) -> memory candidates, best first; the scope goes into the recall query
+MemoryRetriever = Callable[[ScopeIn, Principal, MemorySource], list[Candidate]]
 
 
 @dataclass(frozen=True)
@@ -45,10 +52,19 @@ class SourceDeps:
 
 @dataclass
 class Gathered:
-    """Ranked candidate lists per source (each best first) and the sources the scope denied."""
+    """Ranked candidate lists per source (each best first) and (source id, reason) of sources never queried."""
 
     legs: list[list[Candidate]]
-    denied_sources: list[str]
+    skipped: list[tuple[str, str]]
+
+
+def source_gate(scope: ScopeIn, classification: str, trust_tier: str) -> str | None:
+    """Why a whole source may not be queried under the scope (its labels are known before the query), or None."""
+    if CLASSIFICATION_ORDER[classification] > CLASSIFICATION_ORDER[scope.maxClassification]:
+        return "classification"
+    if scope.allowedTrustTiers is not None and trust_tier not in scope.allowedTrustTiers:
+        return "denied"
+    return None
 
 
 def document_class(name: str | None) -> str:
@@ -70,13 +86,17 @@ def knowledge_candidates(request: CreateSnapshotRequest, principal: Principal, d
     scope = request.scope
     wanted = list(dict.fromkeys(source.knowledgeBaseIds))
     allowed = wanted if scope.knowledgeBaseIds is None else [k for k in wanted if k in scope.knowledgeBaseIds]
-    denied = [f"knowledge-base:{k}" for k in wanted if k not in allowed]
+    skipped = [(f"knowledge-base:{k}", "denied") for k in wanted if k not in allowed]
     query = source.query or request.task
     if not query and not source.tagFilters:
         raise BadRequest("The knowledge source needs a query, tag filters or a task",
                          details=[{"path": "sources.knowledge.query", "message": "required without task"}])
+    gate = source_gate(scope, KNOWLEDGE_CLASSIFICATION, KNOWLEDGE_TRUST)
+    if gate is not None:
+        skipped.extend((f"knowledge-base:{k}", gate) for k in allowed)
+        allowed = []
     if not allowed:
-        return Gathered([], denied)
+        return Gathered([], skipped)
     search = KnowledgeSearchRequest(workspaceId=scope.workspaceId, knowledgeBaseIds=allowed, query=query,
                                     topK=source.topK, tagFilters=source.tagFilters, searchMode="hybrid")
     results = search_knowledge(search, principal, deps.search).data.results
@@ -97,7 +117,7 @@ def knowledge_candidates(request: CreateSnapshotRequest, principal: Principal, d
             index_version=f"{r.knowledgeBaseId}@{versions[r.knowledgeBaseId]}",
             embedding_profile=kb.profile.key if kb else None,
             stale=document is None))  # the index still serves a document the catalog no longer has
-    return Gathered([leg], denied)
+    return Gathered([leg], skipped)
 
 
 def _entity_text(entity: dict[str, Any], relations: list[dict[str, Any]], labels: dict[str, str]) -> str:
@@ -113,10 +133,13 @@ def _entity_text(entity: dict[str, Any], relations: list[dict[str, Any]], labels
     return "\n".join(lines)
 
 
-def graph_candidates(request: CreateSnapshotRequest, deps: SourceDeps) -> list[Candidate]:
+def graph_candidates(request: CreateSnapshotRequest, deps: SourceDeps) -> Gathered:
     source = request.sources.graph if request.sources else None
     if source is None or deps.graph is None:
-        return []
+        return Gathered([], [])
+    gate = source_gate(request.scope, GRAPH_CLASSIFICATION, GRAPH_TRUST)
+    if gate is not None:
+        return Gathered([], [("graph", gate)])
     ws = request.scope.workspaceId
     body = search_graph(deps.graph, GraphSearchRequest(workspaceId=ws, query=source.query, kind=source.kind,
                                                        projectId=request.scope.projectId, limit=source.limit))
@@ -133,14 +156,17 @@ def graph_candidates(request: CreateSnapshotRequest, deps: SourceDeps) -> list[C
             provenance=f"agentkb://ws/{quote(ws, safe='')}/graph/entities/{quote(entity['id'], safe='')}",
             index_version=body["graphSourceHash"],
             stale=bool(proof_ids) and all(freshness.get(p) == "stale" for p in proof_ids)))
-    return out
+    return Gathered([out], [])
 
 
-def memory_candidates(request: CreateSnapshotRequest, principal: Principal, deps: SourceDeps) -> list[Candidate]:
+def memory_candidates(request: CreateSnapshotRequest, principal: Principal, deps: SourceDeps) -> Gathered:
     source = request.sources.memory if request.sources else None
     if source is None or deps.memory is None:
-        return []  # no recall feature in this build: the memory source contributes nothing
-    return deps.memory(request.scope.workspaceId, request.scope.projectId, principal, source)
+        return Gathered([], [])  # no recall feature in this build: the memory source contributes nothing
+    gate = source_gate(request.scope, MEMORY_CLASSIFICATION, MEMORY_TRUST)
+    if gate is not None:
+        return Gathered([], [("memory", gate)])
+    return Gathered([deps.memory(request.scope, principal, source)], [])
 
 
 def recall_available() -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import uuid
 from typing import Any
 
 import pytest
@@ -215,3 +216,32 @@ def test_invalid_requests(patch: dict[str, Any]) -> None:
 
     with pytest.raises(ValidationError):
         CreateSnapshotRequest.model_validate({**request_body(), **patch})
+
+
+def write_memory_row(container: Any, name: str, body: str, **extra: Any) -> None:
+    from agentkb.api.graph_routes import graph_store
+    from agentkb.api.memory_routes import memory_store
+    from agentkb.models.memory import MemoryWriteRequest
+    from agentkb.services.memory import MemoryDeps, write_memory
+
+    request = MemoryWriteRequest.model_validate({"workspace_id": WS, "visibility": "workspace", "type": "decision",
+                                                 "name": name, "body": body, "confirmed": True, **extra})
+    write_memory(request, ALICE, MemoryDeps(memory_store(), graph_store(), container.embedder))
+
+
+def test_memory_source_items_and_gates(container: Any) -> None:
+    pytest.importorskip("agentkb.services.recall")
+    write_memory_row(container, "retry-policy", "We decided to retry failed payments three times, then suspend.")
+    write_memory_row(container, "lunch", "The team prefers pizza on Fridays.")
+    body = request_body()
+    body["sources"] = {"memory": {"query": "failed payments retry decision", "maxItems": 5}}
+    doc = build(body)
+    memories = [i for i in doc["items"] if i["class"] == "memory"]
+    assert memories and memories[0]["sourceId"] == "retry-policy" and memories[0]["trustTier"] == "agent"
+    assert memories[0]["provenance"].startswith(f"agentkb://ws/{WS}/memories/")
+    # the scope shuts the whole source before any query: an exclusion, never a filtered result
+    fresh = {"attemptId": str(uuid.uuid4())}
+    denied = build({**body, **fresh, "scope": {**body["scope"], "allowedTrustTiers": ["user"]}})
+    assert denied["items"] == [] and reasons(denied) == {"memory": "denied"}
+    public = build({**body, "attemptId": str(uuid.uuid4()), "scope": {**body["scope"], "maxClassification": "public"}})
+    assert public["items"] == [] and reasons(public) == {"memory": "classification"}
