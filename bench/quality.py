@@ -65,11 +65,10 @@ def ingest(dataset: Path, name: str, chunk_tokens: int, overlap: int, limit: int
 
 
 def run_queries(kb_id: str, dataset: Path, split: str, mode: str, top_k: int) -> dict[str, float]:
-    from helpers import body_of, rest_event
-
     from agentkb.adapters.factory import get_container
     from agentkb.local.lambda_context import LocalLambdaContext
     from agentkb.services.auth import create_api_key
+    from helpers import body_of, rest_event
 
     sys.path.insert(0, str(ROOT / "functions"))
     from search.handler import lambda_handler

@@ -7,8 +7,9 @@ import json
 from typing import Any
 
 
-def rest_event(method: str, path: str, body: Any = None, *, key: str | None = None, headers: dict[str, str] | None = None,
-               query: dict[str, str] | None = None, raw_body: str | None = None, resource: str | None = None,
+def rest_event(method: str, path: str, body: Any = None, *, key: str | None = None,
+               headers: dict[str, str] | None = None, query: dict[str, str] | None = None,
+               raw_body: str | None = None, resource: str | None = None,
                base64_body: bool = False) -> dict[str, Any]:
     """A real-shaped API Gateway REST v1 proxy event."""
     hdrs = {"Content-Type": "application/json", "Accept": "application/json"}

@@ -106,5 +106,6 @@ def test_write_then_search_over_http(server: dict[str, Any]) -> None:
     status, _, payload = call(server, "POST", "/api/v2/knowledge/search", {
         "workspaceId": "demo", "knowledgeBaseIds": kb, "query": "quetzalcoatl", "topK": 1})
     assert payload["data"]["results"][0]["documentId"] == doc["data"]["id"]
-    status, _, _ = call(server, "DELETE", f"/api/v2/knowledge/bases/{kb}/documents/{doc['data']['id']}?workspaceId=demo")
+    path = f"/api/v2/knowledge/bases/{kb}/documents/{doc['data']['id']}?workspaceId=demo"
+    status, _, _ = call(server, "DELETE", path)
     assert status == 204

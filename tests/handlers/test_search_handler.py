@@ -6,7 +6,17 @@ import json
 from typing import Any
 
 import pytest
-from tests.helpers import ERROR_RESPONSE, SEARCH_RESPONSE, body_of, http_event, invoke, mint, response_headers, rest_event
+
+from tests.helpers import (
+    ERROR_RESPONSE,
+    SEARCH_RESPONSE,
+    body_of,
+    http_event,
+    invoke,
+    mint,
+    response_headers,
+    rest_event,
+)
 
 PATH = "/api/v2/knowledge/search"
 DOCS = {

@@ -15,9 +15,12 @@ import numpy as np
 from agentkb.adapters.sqlite_db import Database
 from agentkb.models.domain import Chunk, CompiledTagFilter, Document, IndexHit, IndexQuery, KnowledgeBase
 
-STOPWORDS = frozenset(
-    "a an and are as at be but by for from has have how i if in into is it its of on or such that the their then "
-    "there these they this to was what when where which who why will with do does did can".split())
+STOPWORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "how", "i", "if", "in",
+    "into", "is", "it", "its", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they",
+    "this", "to", "was", "what", "when", "where", "which", "who", "why", "will", "with", "do", "does", "did",
+    "can",
+))
 MAX_QUERY_TERMS = 64
 _WORD = re.compile(r"\w+", re.UNICODE)
 

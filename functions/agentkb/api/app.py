@@ -21,7 +21,7 @@ from agentkb.models.domain import Principal
 JSON = "application/json"
 
 
-def _json_response(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> Response:
+def _json_response(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> Response[Any]:
     return Response(status_code=status, content_type=JSON, body=json.dumps(body, separators=(",", ":")),
                     headers=headers or {})
 
@@ -43,21 +43,21 @@ def validation_details(errors: Sequence[dict[str, Any]]) -> list[dict[str, str]]
 
 def _install_handlers(app: ApiGatewayResolver) -> None:
     @app.exception_handler(DomainError)
-    def _domain(exc: DomainError) -> Response:
+    def _domain(exc: DomainError) -> Response[Any]:
         return _json_response(exc.http_status, exc.envelope(), exc.headers)
 
     @app.exception_handler(RequestValidationError)
-    def _invalid(exc: RequestValidationError) -> Response:
+    def _invalid(exc: RequestValidationError) -> Response[Any]:
         details = validation_details(list(exc.errors()))
         return _json_response(400, error_envelope("BAD_REQUEST", "Invalid request", details))
 
     @app.exception_handler(Exception)
-    def _unexpected(exc: Exception) -> Response:
+    def _unexpected(exc: Exception) -> Response[Any]:
         logger.exception("unhandled error")
         return _json_response(500, error_envelope("INTERNAL_ERROR", "Internal server error"))
 
     @app.not_found
-    def _missing(exc: Exception) -> Response:
+    def _missing(exc: Exception) -> Response[Any]:
         return _json_response(404, NotFound("Route not found").envelope())
 
 
@@ -78,7 +78,8 @@ class FunctionApp:
         self.http = _resolver(APIGatewayHttpResolver, routers)
 
     def openapi(self) -> dict[str, Any]:
-        return json.loads(self.rest.get_openapi_json_schema(title="agentkb", version="1.0.0"))
+        document: dict[str, Any] = json.loads(self.rest.get_openapi_json_schema(title="agentkb", version="1.0.0"))
+        return document
 
     def __call__(self, event: dict[str, Any], lambda_context: Any) -> dict[str, Any]:
         if "operation" in event and "httpMethod" not in event and "requestContext" not in event:

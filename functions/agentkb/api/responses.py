@@ -31,7 +31,7 @@ ERRORS: dict[int, dict[str, Any]] = {
 }
 
 
-def json_model_response(status: int, model: BaseModel, headers: dict[str, str] | None = None) -> Response:
+def json_model_response(status: int, model: BaseModel, headers: dict[str, str] | None = None) -> Response[Any]:
     """Serialise a response model; fields never set (optional extras such as rerankerScore) are omitted."""
     return Response(status_code=status, content_type="application/json",
                     body=model.model_dump_json(exclude_unset=True), headers=headers or {})

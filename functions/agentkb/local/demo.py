@@ -117,4 +117,5 @@ def run_demo(container: Any, host: str, port: int) -> None:
     print(f"  export AGENTKB_KEY={state['key']}\n")
     for title, command in curls(base, state["kb"].id):
         print(f"# {title}\n{command}\n")
-    print(f"# Health and the OpenAPI document (no key)\ncurl -s {base}/health\ncurl -s {base}/openapi.json | head -c 300\n")
+    print(f"# Health and the OpenAPI document (no key)\ncurl -s {base}/health\n"
+          f"curl -s {base}/openapi.json | head -c 300\n")

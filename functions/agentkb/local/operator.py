@@ -77,7 +77,8 @@ def split_front_matter(text: str, kb: KnowledgeBase) -> tuple[str, dict[str, Any
     return text[match.end():], tags
 
 
-def ingest_paths(container: Any, workspace: str, kb_ref: str, paths: list[Path], progress: bool = True) -> dict[str, Any]:
+def ingest_paths(container: Any, workspace: str, kb_ref: str, paths: list[Path],
+                 progress: bool = True) -> dict[str, Any]:
     """Ingest files one document each (unchanged files are skipped by content hash); returns a summary."""
     kb = resolve_kb(container, workspace, kb_ref)
     files = discover(paths)

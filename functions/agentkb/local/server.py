@@ -7,8 +7,8 @@ import json
 import sys
 import threading
 import uuid
-from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -48,7 +48,8 @@ def dispatch(event: dict[str, Any]) -> dict[str, Any]:
     found = match_route(event["httpMethod"], event["path"])
     function = found[0].function if found else "search"
     context = LocalLambdaContext(function_name=f"agentkb-{function}")
-    return _handler(function)(event, context)
+    response: dict[str, Any] = _handler(function)(event, context)
+    return response
 
 
 _handlers: dict[str, Any] = {}
@@ -83,7 +84,7 @@ class GatewayHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         body = self.rfile.read(length) if length else b""
-        headers = {k: v for k, v in self.headers.items()}
+        headers = dict(self.headers.items())
         response = dispatch(to_rest_event(self.command, self.path, headers, body, self.client_address[0]))
         out_headers = dict(response.get("headers") or {})
         for name, values in (response.get("multiValueHeaders") or {}).items():
@@ -105,7 +106,8 @@ class GatewayHandler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
 
     def log_message(self, fmt: str, *args: Any) -> None:  # one access line per request on stderr
-        sys.stderr.write(f"{self.address_string()} {self.command} {self.path.split('?')[0]} {args[1] if len(args) > 1 else ''}\n")
+        status = args[1] if len(args) > 1 else ""
+        sys.stderr.write(f"{self.address_string()} {self.command} {self.path.split('?')[0]} {status}\n")
 
 
 def make_server(host: str, port: int) -> ThreadingHTTPServer:

@@ -153,5 +153,5 @@ def _finish(request: KnowledgeSearchRequest, deps: SearchDeps, kb_ids: list[str]
         picked = fair_share([(c, c[0].knowledge_base_id) for c in chosen], top_k)
         results = [_result(h, s, r, rank) for rank, (h, s, r) in enumerate(picked, start=1)]
     data = KnowledgeSearchData(results=results, query=query, knowledgeBaseIds=kb_ids, topK=top_k,
-                               totalResults=len(results), rerankerStatus=status)  # type: ignore[arg-type]
+                               totalResults=len(results), rerankerStatus=status)
     return SearchOutcome(data=data, degraded=degraded)
