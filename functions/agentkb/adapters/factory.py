@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, partial
 from typing import Any
 
 from agentkb.config import ConfigurationError, Settings, get_settings
@@ -35,10 +36,16 @@ class Container:
 
     def _require_embedded(self) -> None:
         if self.settings.backend != "embedded":
-            raise ConfigurationError("the AWS adapters are not part of this build yet (AGENTKB_BACKEND=aws)")
+            raise ConfigurationError("this store has no AWS adapter yet (AGENTKB_BACKEND=aws)")
+
+    @cached_property
+    def aws(self) -> AwsPorts:
+        return AwsPorts(self.settings)
 
     @cached_property
     def catalog(self) -> Any:
+        if self.settings.backend == "aws":
+            return self.aws.catalog
         self._require_embedded()
         from agentkb.adapters.sqlite_catalog import SqliteCatalog
 
@@ -46,6 +53,8 @@ class Container:
 
     @cached_property
     def index(self) -> Any:
+        if self.settings.backend == "aws":
+            return self.aws.index
         self._require_embedded()
         from agentkb.adapters.sqlite_index import SqliteIndex
 
@@ -53,22 +62,30 @@ class Container:
 
     @cached_property
     def embedder(self) -> Any:
+        if self.settings.backend == "aws":
+            return self.aws.embedder
         from agentkb.adapters.local_embedder import local_embedder
 
         return local_embedder()
 
     @cached_property
     def tokenizer(self) -> Any:
+        if self.settings.backend == "aws":
+            return self.aws.tokenizer
         from agentkb.adapters.local_embedder import local_tokenizer
 
         return local_tokenizer()
 
     @cached_property
     def reranker(self) -> Any:
+        if self.settings.backend == "aws":
+            return self.aws.reranker
         return UnavailableReranker()
 
     @cached_property
     def keys(self) -> Any:
+        if self.settings.backend == "aws":
+            return self.aws.keys
         self._require_embedded()
         from agentkb.adapters.sqlite_security import SqliteKeyStore
 
@@ -76,12 +93,16 @@ class Container:
 
     @cached_property
     def secrets(self) -> Any:
+        if self.settings.backend == "aws":
+            return self.aws.secrets
         from agentkb.adapters.sqlite_security import FileSecretStore
 
         return FileSecretStore(self.settings.data_dir)
 
     @cached_property
     def rate_limiter(self) -> Any:
+        if self.settings.backend == "aws":
+            return self.aws.rate_limiter
         self._require_embedded()
         from agentkb.adapters.sqlite_security import SqliteRateLimiter
 
@@ -89,6 +110,8 @@ class Container:
 
     @cached_property
     def embedding_cache(self) -> Any:
+        if self.settings.backend == "aws":
+            return self.aws.embedding_cache
         self._require_embedded()
         from agentkb.adapters.sqlite_security import SqliteEmbeddingCache
 
@@ -96,6 +119,8 @@ class Container:
 
     @cached_property
     def snapshots(self) -> Any:
+        if self.settings.backend == "aws":
+            return self.aws.snapshots
         self._require_embedded()
         from agentkb.adapters.sqlite_snapshot import SqliteSnapshotStore
 
@@ -117,3 +142,92 @@ def get_container() -> Container:
 
 def reset_container() -> None:
     get_container.cache_clear()
+
+
+class AwsPorts:
+    """The AWS adapters (AGENTKB_BACKEND=aws). Nothing here runs at import: boto3 clients, credentials and the
+    signed OpenSearch transport are built on first use, then reused for the life of the execution environment."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def _required(self, name: str) -> str:
+        value = getattr(self.settings, name)
+        if not value:
+            raise ConfigurationError(f"AGENTKB_{name.upper()} is required with AGENTKB_BACKEND=aws")
+        return str(value)
+
+    def client(self, service: str, read_timeout_s: float = 10.0, max_attempts: int = 3) -> Callable[[], Any]:
+        from agentkb.adapters.dynamodb_tables import aws_client
+
+        return partial(aws_client, service, self.settings.region, read_timeout_s, max_attempts)
+
+    @cached_property
+    def catalog(self) -> Any:
+        from agentkb.adapters.dynamodb_catalog import DynamoDbCatalog
+
+        return DynamoDbCatalog(self.client("dynamodb"), self._required("catalog_table"))
+
+    @cached_property
+    def index(self) -> Any:
+        from agentkb.adapters.aws_http import JsonClient, SigV4Transport
+        from agentkb.adapters.opensearch_index import OpenSearchIndex
+        from agentkb.models.domain import EmbeddingProfile
+
+        transport = SigV4Transport(self._required("opensearch_endpoint"), self._required("region"))
+        profile = EmbeddingProfile(self.embedder.model_id, self.embedder.dimension)
+        return OpenSearchIndex(JsonClient(transport), self.catalog, self.catalog,
+                               prefix=self.settings.opensearch_index_prefix,
+                               generation=self.settings.opensearch_generation, default_profile=profile)
+
+    @cached_property
+    def embedder(self) -> Any:
+        from agentkb.adapters.bedrock import TITAN_V2, BedrockEmbedder
+
+        client = self.client("bedrock-runtime", self.settings.embed_timeout_ms / 1000, max_attempts=2)
+        return BedrockEmbedder(client, self.settings.embedding_model or TITAN_V2,
+                               self.settings.embedding_dimension or 1024)
+
+    @cached_property
+    def tokenizer(self) -> Any:
+        from agentkb.adapters.aws_tokenizer import ApproximateTokenizer
+
+        return ApproximateTokenizer()
+
+    @cached_property
+    def reranker(self) -> Any:
+        from agentkb.adapters.bedrock import BedrockReranker
+
+        return BedrockReranker(self.client("bedrock-agent-runtime", 10.0, max_attempts=2), self.settings.region,
+                               self.settings.rerank_model_arn)
+
+    @cached_property
+    def keys(self) -> Any:
+        from agentkb.adapters.dynamodb_security import DynamoDbKeyStore
+
+        return DynamoDbKeyStore(self.client("dynamodb"), self._required("keys_table"))
+
+    @cached_property
+    def secrets(self) -> Any:
+        from agentkb.adapters.aws_secrets import AwsSecretStore
+
+        return AwsSecretStore(self.settings.secret_arn)
+
+    @cached_property
+    def rate_limiter(self) -> Any:
+        from agentkb.adapters.dynamodb_security import DynamoDbRateLimiter
+
+        return DynamoDbRateLimiter(self.client("dynamodb"), self._required("rate_limit_table"))
+
+    @cached_property
+    def embedding_cache(self) -> Any:
+        from agentkb.adapters.dynamodb_security import DynamoDbEmbeddingCache
+
+        return DynamoDbEmbeddingCache(self.client("dynamodb"), self._required("catalog_table"))
+
+    @cached_property
+    def snapshots(self) -> Any:
+        from agentkb.adapters.dynamodb_snapshot import DynamoDbSnapshotStore
+
+        return DynamoDbSnapshotStore(self.client("dynamodb"), self._required("snapshot_table"), self.client("s3"),
+                                     self.settings.bucket, self.catalog)

@@ -1,0 +1,62 @@
+"""AGENTKB_BACKEND=aws wiring: the container's ports are the AWS adapters, built lazily, and a real handler
+authenticates (DynamoDB key + Secrets Manager pepper), rate-limits (DynamoDB) and writes the catalog."""
+
+from __future__ import annotations
+
+import json
+
+from aws_env import AwsEnv
+
+from agentkb.adapters.dynamodb_tables import aws_client
+from agentkb.adapters.factory import get_container
+from agentkb.services.auth import create_api_key
+from tests.helpers import body_of, response_headers, rest_event
+
+
+def test_aws_backend_selects_the_aws_adapters_without_building_clients(aws_settings: AwsEnv) -> None:
+    aws_client.cache_clear()
+    container = get_container()
+    names = {name: type(getattr(container, name)).__name__ for name in (
+        "catalog", "index", "embedder", "tokenizer", "reranker", "keys", "secrets", "rate_limiter",
+        "embedding_cache", "snapshots")}
+    assert names == {"catalog": "DynamoDbCatalog", "index": "OpenSearchIndex", "embedder": "BedrockEmbedder",
+                     "tokenizer": "ApproximateTokenizer", "reranker": "BedrockReranker", "keys": "DynamoDbKeyStore",
+                     "secrets": "AwsSecretStore", "rate_limiter": "DynamoDbRateLimiter",
+                     "embedding_cache": "DynamoDbEmbeddingCache", "snapshots": "DynamoDbSnapshotStore"}
+    assert aws_client.cache_info().currsize == 0  # no boto3 client until a port is used
+    assert container.embedder.dimension == 256
+
+
+def test_ingest_handler_creates_a_knowledge_base_on_dynamodb(aws_settings: AwsEnv) -> None:
+    from functions.ingest.handler import lambda_handler
+
+    container = get_container()
+    key, _ = create_api_key(container.keys, container.secrets, ["ws1"], ["api:read", "api:write"], "alice")
+    event = rest_event("POST", "/api/v2/knowledge/bases", {"workspaceId": "ws1", "name": "Runbooks",
+                                                           "tagDefinitions": [{"tagName": "team",
+                                                                               "fieldType": "text"}]}, key=key)
+    response = lambda_handler(event, _Context())
+    assert response["statusCode"] == 201, response["body"]
+    data = body_of(response)["data"]
+    assert (data["embeddingModel"], data["embeddingDimension"]) == ("amazon.titan-embed-text-v2:0", 256)
+    assert response_headers(response)["x-ratelimit-remaining"] == "599"
+    stored = aws_settings.client("dynamodb").get_item(
+        TableName=aws_settings.tables["catalog"], Key={"pk": {"S": "WS#ws1"}, "sk": {"S": f"KB#{data['id']}"}})
+    assert json.loads(stored["Item"]["tags"]["S"]) == [{"tagName": "team", "fieldType": "text", "slot": "text1"}]
+    again = lambda_handler(rest_event("POST", "/api/v2/knowledge/bases", {"workspaceId": "ws1", "name": "Runbooks"},
+                                      key=key), _Context())
+    assert again["statusCode"] == 409
+    denied = lambda_handler(rest_event("POST", "/api/v2/knowledge/bases", {"workspaceId": "ws1", "name": "X"},
+                                       key=key[:-2] + "zz"), _Context())
+    assert denied["statusCode"] == 401
+
+
+class _Context:
+    function_name = "agentkb-ingest"
+    memory_limit_in_mb = 1536
+    invoked_function_arn = "arn:aws:lambda:eu-west-1:123456789012:function:agentkb-ingest"
+    aws_request_id = "req-1"
+
+    @staticmethod
+    def get_remaining_time_in_millis() -> int:
+        return 60_000
