@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from agentkb.api.app import FunctionApp
 
 
-@lru_cache(maxsize=None)
+@cache
 def search_app() -> FunctionApp:
     from agentkb.api import search_routes
 
     return FunctionApp("search", [search_routes.router, *_optional("agentkb.api.graph_routes", "search_router")])
 
 
-@lru_cache(maxsize=None)
+@cache
 def ingest_app() -> FunctionApp:
     from agentkb.api import ingest_routes
 
@@ -22,12 +22,12 @@ def ingest_app() -> FunctionApp:
                                   *_optional("agentkb.api.graph_routes", "ingest_router")])
 
 
-@lru_cache(maxsize=None)
+@cache
 def recall_app() -> FunctionApp:
     return FunctionApp("recall", _optional("agentkb.api.recall_routes", "router"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def snapshot_app() -> FunctionApp:
     return FunctionApp("snapshot", _optional("agentkb.api.snapshot_routes", "router"))
 
