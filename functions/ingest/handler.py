@@ -1,4 +1,4 @@
-"""Lambda entry point of the ingest function: REST v1, HTTP API v2 and direct invocation."""
+"""Lambda entry point of the ingest function: REST v1, HTTP API v2, direct invocation and the SQS ingest queue."""
 
 from typing import Any
 
@@ -6,6 +6,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agentkb.api.functions import ingest_app
+from agentkb.api.ingest_queue import handle_sqs, is_sqs_event
 from agentkb.api.observability import logger, metrics, tracer
 
 app = ingest_app()
@@ -15,4 +16,6 @@ app = ingest_app()
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    if is_sqs_event(event):
+        return handle_sqs(event, context)
     return app(event, context)

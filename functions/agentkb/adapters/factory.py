@@ -231,3 +231,11 @@ class AwsPorts:
 
         return DynamoDbSnapshotStore(self.client("dynamodb"), self._required("snapshot_table"), self.client("s3"),
                                      self.settings.bucket, self.catalog)
+
+    def read_object(self, bucket: str, key: str) -> bytes:
+        """An uploaded object's bytes (the ingest queue's S3 notifications)."""
+        from agentkb.adapters.dynamodb_tables import guarded
+
+        s3 = self.client("s3")()
+        body: bytes = guarded("s3", lambda: s3.get_object(Bucket=bucket, Key=key)["Body"].read())
+        return body

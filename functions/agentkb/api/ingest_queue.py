@@ -1,0 +1,49 @@
+"""The ingest function's queue consumer: SQS batches with Powertools partial-failure reporting.
+
+Each record is processed on its own; a failing record (poison or transient) is reported in batchItemFailures, so
+SQS retries only it and moves it to the DLQ after maxReceiveCount, while the rest of the batch is deleted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentkb.adapters.factory import get_container
+from agentkb.api.observability import logger
+from agentkb.errors import DomainError
+from agentkb.services.ingest import IngestDeps
+from agentkb.services.ingest_queue import PoisonMessage, ingest_message
+
+
+def is_sqs_event(event: dict[str, Any]) -> bool:
+    records = event.get("Records")
+    return isinstance(records, list) and bool(records) and records[0].get("eventSource") == "aws:sqs"
+
+
+def _record_handler(record: Any) -> None:
+    container = get_container()
+    deps = IngestDeps(container.catalog, container.index, container.embedder, container.tokenizer,
+                      container.embedding_cache)
+    try:
+        documents = ingest_message(record.body, deps, container.aws.read_object)
+    except DomainError as exc:
+        # 4xx-class failures never succeed on retry; log without the body (it may hold document text)
+        level = logger.error if isinstance(exc, PoisonMessage) or exc.http_status < 500 else logger.warning
+        level("queued ingest failed", extra={"message_id": record.message_id, "code": exc.code,
+                                             "reason": exc.message})
+        raise
+    logger.info("queued ingest done", extra={"message_id": record.message_id,
+                                             "documents": [d.id for d in documents]})
+
+
+def handle_sqs(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Process an SQS batch; returns {"batchItemFailures": [...]} (ReportBatchItemFailures)."""
+    from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+
+    from agentkb.adapters.aws_http import set_deadline
+
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    set_deadline(remaining() if callable(remaining) else None)
+    processor = BatchProcessor(event_type=EventType.SQS)
+    return process_partial_response(event=event, record_handler=_record_handler, processor=processor,
+                                    context=context)
