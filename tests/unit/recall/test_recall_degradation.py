@@ -1,0 +1,129 @@
+"""Degradation: a failing, hanging or mismatched embedder -> FTS5 fallback (200) or 503 with failOnDegraded."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from agentkb.errors import EmbeddingUnavailable
+from agentkb.services import recall_embed
+from agentkb.services.recall_embed import embed_query_bounded
+from tests.unit.recall.recall_helpers import (
+    FailingEmbedder,
+    HashEmbedder,
+    call,
+    recall,
+    recall_body,
+    use_embedder,
+    write,
+)
+
+
+@pytest.fixture()
+def corpus(container: Any, rw_key: str, fake_embedder: Any) -> str:
+    write(rw_key, "deploy", "deploy the billing service with CDK", entities={"repos": ["billing"]})
+    write(rw_key, "other", "lunch menu", entities={"repos": ["billing"]})
+    return rw_key
+
+
+def _fast_timeout(container: Any, ms: int = 50) -> None:
+    container.settings = container.settings.model_copy(update={"embed_timeout_ms": ms})
+
+
+def assert_fts_fallback(out: dict[str, Any], code: str) -> None:
+    assert out["vec_degraded"] is True and out["vec_degraded_code"] == code
+    assert out["warning"] and out["backend_invoked"] == "none" and out["graph_matches"] == []
+    assert out["results"] and all(i["source"] == "fts_fallback" for i in out["results"])
+    assert out["results"][0]["name"] == "deploy"
+
+
+@pytest.mark.parametrize(("error", "code"), [
+    (RuntimeError("boom"), "embedding_failed"),
+    (EmbeddingUnavailable("quota", code="oauth_quota"), "oauth_quota"),
+    (EmbeddingUnavailable("weird", code="not-a-contract-code"), "embedding_failed"),
+])
+def test_a_failing_embedder_falls_back_to_fts(container: Any, corpus: str, error: Exception, code: str) -> None:
+    use_embedder(container, FailingEmbedder(error=error))
+    out = recall(corpus, query="deploy billing")
+    assert_fts_fallback(out, code)
+    assert out["vec_error"] and "boom" not in out["vec_error"] or code != "embedding_failed"
+
+
+def test_a_hanging_embedder_times_out(container: Any, corpus: str) -> None:
+    release = threading.Event()
+    use_embedder(container, FailingEmbedder(hang=release))
+    _fast_timeout(container)
+    try:
+        assert_fts_fallback(recall(corpus, query="deploy billing"), "timeout")
+        status, body, headers = call("recall", "/v1/recall", recall_body(query="deploy billing"), corpus,
+                                     {"failOnDegraded": "true"})
+        assert status == 503 and body["error"]["code"] == "SERVICE_UNAVAILABLE"
+        assert body["error"]["details"]["code"] == "timeout" and headers["retry-after"] == "5"
+    finally:
+        release.set()
+
+
+def test_fail_on_degraded_without_retry_advice_for_permanent_codes(container: Any, corpus: str) -> None:
+    use_embedder(container, FailingEmbedder(error=RuntimeError("down")))
+    status, body, headers = call("recall", "/v1/recall", recall_body(query="deploy"), corpus,
+                                 {"failOnDegraded": "true"})
+    assert status == 503 and body["error"]["details"]["code"] == "embedding_failed" and "retry-after" not in headers
+
+
+def test_operator_requested_fts_only(corpus: str) -> None:
+    out = recall(corpus, query="deploy billing", params={"fallback": "fts_only"})
+    assert_fts_fallback(out, "fallback_fts_only")
+    status, _, headers = call("recall", "/v1/recall", recall_body(query="deploy"), corpus, {"fallback": "fts_only"})
+    assert headers["x-recall-degraded"] == "fallback_fts_only"
+    assert recall(corpus, expect=400, params={"fallback": "vector"})["error"]["code"] == "BAD_REQUEST"
+    assert recall(corpus, query="deploy billing", params={"failOnDegraded": "false"})["backend_invoked"] == "local"
+
+
+def test_a_dimension_mismatch_is_backend_mismatch(container: Any, corpus: str) -> None:
+    class Wider(HashEmbedder):
+        def embed_query(self, text: str) -> list[float]:
+            return [1.0] + [0.0] * 99
+
+    use_embedder(container, Wider())
+    assert_fts_fallback(recall(corpus, query="deploy billing"), "backend_mismatch")
+
+
+def test_an_empty_vector_is_dim_zero(container: Any, corpus: str) -> None:
+    class Empty(HashEmbedder):
+        def embed_query(self, text: str) -> list[float]:
+            return []
+
+    use_embedder(container, Empty())
+    assert_fts_fallback(recall(corpus, query="deploy billing"), "dim_zero")
+
+
+def test_fts_fallback_still_applies_eligibility(container: Any, corpus: str) -> None:
+    write(corpus, "secret-deploy", "deploy billing code", sensitivity={"contains_code": True})
+    use_embedder(container, FailingEmbedder(error=RuntimeError("down")))
+    assert "secret-deploy" not in [i["name"] for i in recall(corpus, query="deploy billing")["results"]]
+
+
+def test_every_slot_busy_is_slot_exhausted() -> None:
+    release = threading.Event()
+    hanging = FailingEmbedder(hang=release)
+    try:
+        for _ in range(recall_embed.EMBED_SLOTS):
+            with pytest.raises(EmbeddingUnavailable) as timeout:
+                embed_query_bounded(hanging, "q", 0.01)
+            assert timeout.value.code == "timeout" and timeout.value.retryable
+        with pytest.raises(EmbeddingUnavailable) as busy:
+            embed_query_bounded(HashEmbedder(), "q", 1.0)
+        assert busy.value.code == "slot_exhausted"
+    finally:
+        release.set()
+    for _ in range(100):  # the slots come back once the hung calls return
+        try:
+            assert embed_query_bounded(HashEmbedder(), "q", 1.0)
+            break
+        except EmbeddingUnavailable:
+            time.sleep(0.05)
+    else:
+        pytest.fail("slots were not released")
