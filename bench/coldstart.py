@@ -1,0 +1,76 @@
+"""Cold start: each handler module's import + init with AGENTKB_BACKEND=aws against a bare
+`import aws_lambda_powertools, boto3, pydantic`, each measured in a fresh interpreter, median of N runs.
+
+    .venv/bin/python bench/coldstart.py [--runs 10]
+
+Prints one JSON line. Target: every handler's median <= 1.15 x the bare import's median. "init" builds every
+AWS port through the container (no network: clients and credentials are created on first request).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HANDLERS = ("search", "recall", "snapshot", "ingest")
+TARGET_RATIO = 1.15
+
+BARE = """
+import time
+t0 = time.perf_counter()
+import aws_lambda_powertools, boto3, pydantic
+print(time.perf_counter() - t0)
+"""
+HANDLER = """
+import time
+t0 = time.perf_counter()
+import {name}.handler
+from agentkb.adapters.factory import get_container
+c = get_container()
+for port in ("catalog", "index", "embedder", "tokenizer", "reranker", "keys", "secrets", "rate_limiter"):
+    getattr(c, port)
+print(time.perf_counter() - t0)
+"""
+
+
+def environment() -> dict[str, str]:
+    sys.path.insert(0, str(ROOT / "tests" / "aws"))
+    from test_aws_bundle_imports import aws_environment  # the same AGENTKB_* the bundle-import test uses
+
+    return aws_environment()
+
+
+def measure(code: str, env: dict[str, str], runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        done = subprocess.run([sys.executable, "-c", code], cwd=ROOT / "functions", env=env, capture_output=True,
+                              text=True, check=True)
+        samples.append(float(done.stdout.strip().splitlines()[-1]))
+    return statistics.median(samples)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10)
+    args = parser.parse_args(argv)
+    env = environment()
+    env.setdefault("PYTHONDONTWRITEBYTECODE", "")
+    bare = measure(BARE, env, args.runs)
+    handlers = {name: measure(HANDLER.format(name=name), env, args.runs) for name in HANDLERS}
+    ratios = {name: round(value / bare, 3) for name, value in handlers.items()}
+    print(json.dumps({"bench": "coldstart", "runs": args.runs, "python": sys.version.split()[0],
+                      "bare_import_ms": round(bare * 1000, 1),
+                      "handler_ms": {k: round(v * 1000, 1) for k, v in handlers.items()},
+                      "ratio": ratios, "target_ratio": TARGET_RATIO,
+                      "ok": all(r <= TARGET_RATIO for r in ratios.values()), "cpus": os.cpu_count()}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

