@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Annotated, Any
 
@@ -16,7 +17,7 @@ from agentkb.api.search_routes import search_deps
 from agentkb.errors import NotFound
 from agentkb.models.snapshot import UUID_PATTERN, ContextSnapshotOut, CreateSnapshotRequest
 from agentkb.services.snapshot import SnapshotDeps, create_snapshot, get_snapshot
-from agentkb.services.snapshot_sources import SourceDeps, recall_available
+from agentkb.services.snapshot_sources import MemoizedEmbedder, SourceDeps, recall_available
 
 router = Router()
 _UUID = re.compile(UUID_PATTERN)
@@ -26,13 +27,15 @@ def snapshot_deps() -> SnapshotDeps:
     from agentkb.api.graph_routes import graph_store
 
     container = get_container()
+    search = search_deps()
+    embedder = MemoizedEmbedder(search.embedder)  # per request: knowledge and memory share the query vector
     memory = None
     if recall_available():  # the recall feature ships on its own: without it the memory source is empty
         from agentkb.api.recall_routes import recall_deps
         from agentkb.services.snapshot_memory import memory_retriever
 
-        memory = memory_retriever(recall_deps())
-    sources = SourceDeps(search_deps(), graph_store(), container.snapshots, memory)
+        memory = memory_retriever(dataclasses.replace(recall_deps(), embedder=embedder))
+    sources = SourceDeps(dataclasses.replace(search, embedder=embedder), graph_store(), container.snapshots, memory)
     return SnapshotDeps(sources, container.tokenizer)
 
 

@@ -7,7 +7,7 @@ a knowledge base the sources ask for but the scope leaves out is never queried a
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
@@ -24,7 +24,7 @@ from agentkb.models.snapshot import (
     MemorySource,
     ScopeIn,
 )
-from agentkb.ports import GraphStore, SnapshotStore
+from agentkb.ports import Embedder, GraphStore, SnapshotStore
 from agentkb.services.canonical_json import sha256_hex
 from agentkb.services.chunking import content_hash
 from agentkb.services.graph_search import search_graph
@@ -221,3 +221,27 @@ def task_candidate(request: CreateSnapshotRequest) -> Candidate | None:
                      source_revision=digest, chunk_id="task", trust_tier="user",
                      classification=request.scope.maxClassification,
                      provenance=f"agentkb://runs/{request.runId}/attempts/{request.attemptId}/task")
+
+
+class MemoizedEmbedder:
+    """One request's embedder: the knowledge and memory sources usually embed the same query text once."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self._queries: dict[str, list[float]] = {}
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def embed_query(self, text: str) -> list[float]:
+        if text not in self._queries:
+            self._queries[text] = self.inner.embed_query(text)
+        return self._queries[text]
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return self.inner.embed_documents(texts)
