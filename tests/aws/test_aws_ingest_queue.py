@@ -84,7 +84,7 @@ def test_a_batch_reports_only_its_failing_records(wired: tuple[AwsEnv, CountingE
 
     env, embedder, index = wired
     env.client("s3").put_object(Bucket=env.bucket, Key="uploads/ws1/kb-1/notes/on call.md",
-                                Body="Page the on-call engineer when the error budget burns.".encode())
+                                Body=b"Page the on-call engineer when the error budget burns.")
     good = {"knowledgeBaseId": "kb-1", "workspaceId": "ws1", "name": "rotate.md",
             "content": "Rotate the database credentials every ninety days."}
     event = {"Records": [
@@ -111,6 +111,7 @@ def test_a_batch_reports_only_its_failing_records(wired: tuple[AwsEnv, CountingE
 
 def test_api_events_still_reach_the_resolver(wired: tuple[AwsEnv, CountingEmbedder, CommittingIndex]) -> None:
     from functions.ingest.handler import lambda_handler
+
     from tests.helpers import rest_event
 
     response = lambda_handler(rest_event("GET", "/health"), _Context())

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from contract_engines import Engine
 from contract_corpus import KB_A, chunk_vector, documents
+from contract_engines import Engine
 
 from agentkb.models.domain import CompiledTagFilter, IndexQuery
 

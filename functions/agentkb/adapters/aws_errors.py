@@ -61,7 +61,7 @@ def client_error_code(exc: BaseException) -> str | None:
 def _is_timeout(exc: BaseException) -> bool:
     name = type(exc).__name__
     return name in {"ReadTimeoutError", "ConnectTimeoutError", "TimeoutError", "ConnectionClosedError",
-                    "EndpointConnectionError", "TimeoutError"} or isinstance(exc, TimeoutError)
+                    "EndpointConnectionError"} or isinstance(exc, TimeoutError)
 
 
 def is_throttling(exc: BaseException) -> bool:

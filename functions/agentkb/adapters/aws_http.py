@@ -101,7 +101,7 @@ class JsonClient:
         self.max_call_s = max_call_s
 
     def backoff(self, attempt: int) -> float:
-        return self.rng() * min(MAX_DELAY_S, BASE_DELAY_S * (2 ** attempt))
+        return float(self.rng()) * float(min(MAX_DELAY_S, BASE_DELAY_S * 2.0 ** attempt))
 
     def call(self, method: str, path: str, body: Any = None, *, operation: str,
              accept: tuple[int, ...] = ()) -> tuple[int, Any]:
@@ -125,7 +125,8 @@ class JsonClient:
                     raise aws_errors.index_failure(status, parsed, operation=operation)
             delay = max(self.backoff(attempt), retry_after or 0.0)
             if time.monotonic() + delay >= deadline:
-                raise aws_errors.index_throttled(operation, max(1, int(retry_after or aws_errors.DEFAULT_RETRY_AFTER_S)))
+                wait_s = max(1, int(retry_after or aws_errors.DEFAULT_RETRY_AFTER_S))
+                raise aws_errors.index_throttled(operation, wait_s)
             self.sleep(delay)
             attempt += 1
 

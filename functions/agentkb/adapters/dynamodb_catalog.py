@@ -25,7 +25,8 @@ STORE = "catalog"
 
 
 def _kb(item: dict[str, Any]) -> KnowledgeBase:
-    tags = tuple(TagDefinition(t["tagName"], t["fieldType"], t["slot"]) for t in json.loads(get_s(item, "tags") or "[]"))
+    raw = json.loads(get_s(item, "tags") or "[]")
+    tags = tuple(TagDefinition(t["tagName"], t["fieldType"], t["slot"]) for t in raw)
     return KnowledgeBase(get_s(item, "kb_id") or "", get_s(item, "workspace_id") or "", get_s(item, "name") or "",
                          get_s(item, "description"), EmbeddingProfile(get_s(item, "model") or "", get_n(item, "dim")),
                          tags, get_s(item, "created_at") or "")
@@ -128,7 +129,8 @@ class DynamoDbCatalog:
         pk = f"KB#{document.knowledge_base_id}"
         item = {**key(pk, f"DOC#{document.id}"), "document_id": s(document.id),
                 "kb_id": s(document.knowledge_base_id), "workspace_id": s(document.workspace_id),
-                "name": s(document.name), "content_hash": s(document.content_hash), "tags": s(json.dumps(document.tags)),
+                "name": s(document.name), "content_hash": s(document.content_hash),
+                "tags": s(json.dumps(document.tags)),
                 "chunk_count": n(document.chunk_count), "token_count": n(document.token_count),
                 "created_at": s(document.created_at), "revision": n(document.revision)}
         if document.source_url is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from functools import lru_cache
+from functools import cache, partial
 from typing import Any
 
 from agentkb.adapters.aws_errors import store_failure
@@ -17,7 +17,7 @@ from agentkb.adapters.aws_errors import store_failure
 _lock = threading.Lock()
 
 
-@lru_cache(maxsize=None)
+@cache
 def aws_client(service: str, region: str | None, read_timeout_s: float = 10.0, max_attempts: int = 3) -> Any:
     """One boto3 client per (service, region, timeout), created on first use (never at import)."""
     with _lock:
@@ -87,7 +87,7 @@ def batch_get(client: Any, store: str, table: str, keys: Sequence[dict[str, Any]
     for start in range(0, len(keys), 100):
         pending: dict[str, Any] = {table: {"Keys": list(keys[start:start + 100])}}
         for attempt in range(attempts):
-            page = guarded(store, lambda p=pending: client.batch_get_item(RequestItems=p))
+            page = guarded(store, partial(client.batch_get_item, RequestItems=pending))
             items.extend(page.get("Responses", {}).get(table, []))
             pending = page.get("UnprocessedKeys") or {}
             if not pending:
@@ -101,7 +101,7 @@ def batch_write(client: Any, store: str, table: str, requests: Sequence[dict[str
     for start in range(0, len(requests), 25):
         pending: dict[str, Any] = {table: list(requests[start:start + 25])}
         for attempt in range(attempts):
-            page = guarded(store, lambda p=pending: client.batch_write_item(RequestItems=p))
+            page = guarded(store, partial(client.batch_write_item, RequestItems=pending))
             pending = page.get("UnprocessedItems") or {}
             if not pending:
                 break

@@ -45,5 +45,6 @@ def handle_sqs(event: dict[str, Any], context: Any) -> dict[str, Any]:
     remaining = getattr(context, "get_remaining_time_in_millis", None)
     set_deadline(remaining() if callable(remaining) else None)
     processor = BatchProcessor(event_type=EventType.SQS)
-    return process_partial_response(event=event, record_handler=_record_handler, processor=processor,
-                                    context=context)
+    response = process_partial_response(event=event, record_handler=_record_handler, processor=processor,
+                                        context=context)
+    return dict(response)
