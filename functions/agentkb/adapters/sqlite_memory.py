@@ -275,10 +275,11 @@ class SqliteMemoryStore:
         if not entity_ids:
             return []
         where, params = eligibility_sql(scope)
+        # Walk the links entity by entity (primary-key prefix), then each memory by id: never a scan of memories.
         sql = ("SELECT memory_id, entity_id FROM (SELECT me.memory_id, me.entity_id, ROW_NUMBER() OVER ("
-               "PARTITION BY me.entity_id ORDER BY m.updated_at DESC, m.id DESC) AS n FROM memory_entities me"
-               " JOIN memories m ON m.id = me.memory_id WHERE me.workspace_id = :ws"
-               f" AND me.entity_id IN (SELECT value FROM json_each(:entities)) AND {where}) WHERE n <= :cap")
+               "PARTITION BY me.entity_id ORDER BY m.updated_at DESC, m.id DESC) AS n FROM json_each(:entities) j"
+               " CROSS JOIN memory_entities me ON me.workspace_id = :ws AND me.entity_id = j.value"
+               f" CROSS JOIN memories m ON m.id = me.memory_id WHERE {where}) WHERE n <= :cap")
         rows = self.db.connection().execute(sql, {**params, "entities": json.dumps(list(entity_ids)),
                                                   "cap": per_entity_cap})
         return [(int(r[0]), r[1]) for r in rows]

@@ -11,8 +11,8 @@ from agentkb.ports import GraphStore, MemoryStore
 MAX_HOPS = 2
 MIN_EDGE_WEIGHT = 0.3  # lighter edges are noise: never walked
 HUB_NEIGHBOUR_CAP = 25  # neighbours taken per entity and step, heaviest first (a hub cannot flood the frontier)
-MAX_REACHED_ENTITIES = 200
-MEMORIES_PER_ENTITY = 50  # newest eligible memories linked to one entity
+MAX_REACHED_ENTITIES = 64
+MEMORIES_PER_ENTITY = 20  # newest eligible memories linked to one entity
 
 
 @dataclass(frozen=True, slots=True)
