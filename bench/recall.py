@@ -35,8 +35,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-WORDS = ("deploy billing invoice refund queue retry timeout cache schema migration incident rollback alert "
-         "customer churn onboarding release review latency budget token ledger payments search index").split()
+WORDS = [
+    "deploy", "billing", "invoice", "refund", "queue", "retry", "timeout", "cache", "schema", "migration", "incident",
+    "rollback", "alert", "customer", "churn", "onboarding", "release", "review", "latency", "budget", "token",
+    "ledger", "payments", "search", "index"]
 VISIBILITIES = ("workspace", "workspace", "workspace", "organization", "project", "channel", "personal")
 
 
@@ -75,7 +77,8 @@ def build(size: int, dim: int, seed: int = 7) -> tuple[str, Any]:
                 workspace_id="bench", project_id=f"p{i % 5}", visibility=vis, owner_id=f"u{i % 3}",
                 channel_id=f"c{i % 4}", type="note", name=f"memory-{i}", description=" ".join(rng.sample(WORDS, 4)),
                 body=" ".join(rng.choices(WORDS, k=30)), confirmed=i % 10 != 0, stale=i % 17 == 0, valid_until=None,
-                sensitivity=1 if i % 13 == 0 else 0, source=None, request_hash=str(i), created_at="2027-01-01T00:00:00Z",
+                sensitivity=1 if i % 13 == 0 else 0, source=None, request_hash=str(i),
+                created_at="2027-01-01T00:00:00Z",
                 updated_at=now - rng.uniform(0, 90) * 86_400, embedding=vectors[j].tolist(),
                 entity_ids=tuple({rng.choice(topics).id for _ in range(2)})))
         container.memories.insert_many(records)
