@@ -74,6 +74,13 @@ def get_settings() -> Settings:
         raise ConfigurationError(f"invalid agentkb configuration: {exc}") from exc
 
 
+def tracing_enabled() -> bool:
+    """Powertools' own rule: X-Ray tracing runs only inside Lambda and unless POWERTOOLS_TRACE_DISABLED is set."""
+    disabled = os.environ.get("POWERTOOLS_TRACE_DISABLED", "false").strip().lower() in ("1", "true", "yes", "on")
+    emulated = bool(os.environ.get("AWS_SAM_LOCAL") or os.environ.get("AWS_CHALICE_CLI_MODE"))
+    return bool(os.environ.get("LAMBDA_TASK_ROOT")) and not disabled and not emulated
+
+
 def reset_settings() -> None:
     """Forget the cached settings (tests and the CLI's --data-dir)."""
     get_settings.cache_clear()

@@ -6,19 +6,33 @@ Shaped for both engines: nothing here speaks SQL or DSL, writes are batches, and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from agentkb.models.domain import (
-    ApiKeyRecord,
-    Chunk,
-    Document,
-    IndexHit,
-    IndexQuery,
-    KnowledgeBase,
-    RateDecision,
-    RerankOutcome,
-)
+if TYPE_CHECKING:  # annotations only: keeps the handlers' cold import light
+    from agentkb.models.domain import (
+        ApiKeyRecord,
+        Chunk,
+        Document,
+        IndexHit,
+        IndexQuery,
+        KnowledgeBase,
+        RateDecision,
+        RerankOutcome,
+    )
+    from agentkb.models.graph import (
+        EntityRecord,
+        GraphBatch,
+        GraphMatchPage,
+        GraphMatchQuery,
+        NeighbourhoodTotals,
+        ProofRecord,
+        RelationRecord,
+        WriteCounts,
+    )
+    from agentkb.models.memory import IdempotencyRecord, MemoryRecord, StoredMemory
+    from agentkb.models.recall import MemoryView, RecallScope
+    from agentkb.models.snapshot import StoredSnapshot
 
 
 class Clock(Protocol):
@@ -127,16 +141,6 @@ class EmbeddingCache(Protocol):
 
 
 # ---- Knowledge graph (issue 5; shared with recall) -------------------------------------------------------------
-from agentkb.models.graph import (  # noqa: E402  (appended section, owned by the graph feature)
-    EntityRecord,
-    GraphBatch,
-    GraphMatchPage,
-    GraphMatchQuery,
-    NeighbourhoodTotals,
-    ProofRecord,
-    RelationRecord,
-    WriteCounts,
-)
 
 
 class GraphStore(Protocol):
@@ -193,7 +197,6 @@ class GraphStore(Protocol):
 
 
 # ---- Snapshots (issue 4) ---------------------------------------------------------------------------------------
-from agentkb.models.snapshot import StoredSnapshot  # noqa: E402  (appended section, owned by the snapshot feature)
 
 
 class SnapshotStore(Protocol):
@@ -211,10 +214,7 @@ class SnapshotStore(Protocol):
 
 
 # ---- Agent memory (issue 3: recall) -----------------------------------------------------------------------------
-from collections.abc import Collection  # noqa: E402  (appended section, owned by the recall feature)
 
-from agentkb.models.memory import IdempotencyRecord, MemoryRecord, StoredMemory  # noqa: E402  (appended section)
-from agentkb.models.recall import MemoryView, RecallScope  # noqa: E402
 
 
 class MemoryStore(Protocol):

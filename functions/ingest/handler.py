@@ -7,13 +7,13 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agentkb.api.functions import ingest_app
 from agentkb.api.ingest_queue import handle_sqs, is_sqs_event
-from agentkb.api.observability import logger, metrics, tracer
+from agentkb.api.observability import capture_handler, logger, metrics
 
 app = ingest_app()
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, log_event=False)
-@tracer.capture_lambda_handler(capture_response=False)
+@capture_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if is_sqs_event(event):

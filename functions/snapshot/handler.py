@@ -6,13 +6,13 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agentkb.api.functions import snapshot_app
-from agentkb.api.observability import logger, metrics, tracer
+from agentkb.api.observability import capture_handler, logger, metrics
 
 app = snapshot_app()
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, log_event=False)
-@tracer.capture_lambda_handler(capture_response=False)
+@capture_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return app(event, context)

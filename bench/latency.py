@@ -1,0 +1,74 @@
+"""Warm search latency through the search Lambda handler on an ingested BEIR corpus.
+
+    python bench/latency.py --dataset ../shared/data/scifact [--mode hybrid] [--top-k 10] [--queries 300]
+
+Reuses the data dir bench/quality.py built (run it first: it ingests the corpus once). Every request is a full
+API Gateway REST event through `search.handler.lambda_handler`: gate (auth, rate limit), validation, query
+embedding, both retrieval legs, fusion and serialisation. Prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "functions"), str(ROOT / "bench"), str(ROOT)]
+os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+os.environ.setdefault("AGENTKB_RATE_LIMIT_PER_MINUTE", "1000000")
+
+from beir import load_queries, percentile  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", type=Path, required=True)
+    parser.add_argument("--mode", choices=["vector", "hybrid"], default="hybrid")
+    parser.add_argument("--top-k", type=int, default=10)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--data-dir", type=Path, default=None)
+    args = parser.parse_args()
+    from agentkb.services.chunking import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS
+
+    name = f"{args.dataset.resolve().name}-{DEFAULT_CHUNK_TOKENS}-{DEFAULT_OVERLAP_TOKENS}"
+    data_dir = args.data_dir or ROOT / "bench" / ".cache" / name
+    if not (data_dir / "agentkb.sqlite3").exists():
+        sys.exit(f"no ingested corpus in {data_dir}: run bench/quality.py --dataset {args.dataset} first")
+    os.environ["AGENTKB_DATA_DIR"] = str(data_dir)
+
+    from agentkb.adapters.factory import get_container
+    from agentkb.local.lambda_context import LocalLambdaContext
+    from agentkb.services.auth import create_api_key
+    from functions.search.handler import lambda_handler
+    from tests.helpers import rest_event
+
+    c = get_container()
+    kb = c.catalog.find_knowledge_base_by_name("bench", name)
+    key, _ = create_api_key(c.keys, c.secrets, ["bench"], ["api:read"], "latency-bench")
+    texts = list(load_queries(args.dataset).values())
+    chunks = c.db.connection().execute("SELECT COUNT(*) FROM chunks WHERE knowledge_base_id = ?", (kb.id,)).fetchone()
+    latencies = []
+    for i in range(args.warmup + args.queries):
+        body = {"workspaceId": "bench", "knowledgeBaseIds": [kb.id], "query": texts[i % len(texts)],
+                "topK": args.top_k, "searchMode": args.mode}
+        event = rest_event("POST", "/api/v2/knowledge/search", body, key=key)
+        t0 = time.perf_counter()
+        response = lambda_handler(event, LocalLambdaContext())
+        elapsed = (time.perf_counter() - t0) * 1000
+        assert response["statusCode"] == 200, response["body"]
+        if i >= args.warmup:
+            latencies.append(elapsed)
+    print(json.dumps({"bench": "search-latency", "mode": args.mode, "top_k": args.top_k, "chunks": chunks[0],
+                      "queries": len(latencies), "p50_ms": round(percentile(latencies, 0.5), 2),
+                      "p95_ms": round(percentile(latencies, 0.95), 2),
+                      "p99_ms": round(percentile(latencies, 0.99), 2)}))
+
+
+if __name__ == "__main__":
+    main()
