@@ -38,7 +38,9 @@ def _tags(kb: KnowledgeBase) -> list[TagDefinitionOut]:
 
 
 @router.post("/api/v2/knowledge/bases", operation_id="createKnowledgeBase", summary="Create a knowledge base",
-             responses={201: ok(KnowledgeBaseResponse, "Created"), **ERRORS})
+             responses={201: ok(KnowledgeBaseResponse, "Created"),
+                        409: ERRORS[400] | {"description": "A knowledge base with this name already exists"},
+                        **ERRORS})
 def create_knowledge_base(request: Annotated[CreateKnowledgeBaseRequest, Body()]) -> Response[Any]:
     kb = ingest.create_knowledge_base(request, current_principal(), ingest_deps())
     out = KnowledgeBaseOut(id=kb.id, workspaceId=kb.workspace_id, name=kb.name, description=kb.description,
@@ -56,7 +58,9 @@ def list_tags(knowledgeBaseId: str, workspace_id: WorkspaceQuery) -> Response[An
 
 @router.post("/api/v2/knowledge/bases/<knowledgeBaseId>/documents", operation_id="addDocument",
              summary="Add a document (searchable when the 201 returns)",
-             responses={201: ok(DocumentResponse, "Indexed"), **ERRORS})
+             responses={201: ok(DocumentResponse, "Indexed"),
+                        409: ERRORS[400] | {"description": "This deployment cannot embed for the KB's profile"},
+                        **ERRORS})
 def add_document(knowledgeBaseId: str, request: Annotated[AddDocumentRequest, Body()]) -> Response[Any]:
     doc = ingest.add_document(knowledgeBaseId, request, current_principal(), ingest_deps())
     out = DocumentOut(id=doc.id, knowledgeBaseId=doc.knowledge_base_id, name=doc.name, chunkCount=doc.chunk_count,

@@ -1,0 +1,263 @@
+"""Writes the reliability_* recorded events: every route x {REST v1, HTTP v2, direct} x its documented statuses.
+
+Run `python tests/reliability/make_events.py` after a route changes; tests/reliability/test_event_corpus.py replays
+every events/**/*.json. Cases a folder owner's own replay test cannot take (it swaps the REST key header, so HTTP v2
+and direct shapes would break it, or it lacks the seed a case needs) live in events/reliability/.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(ROOT / "functions")]
+
+from tests.helpers import http_event, rest_event  # noqa: E402
+
+EVENTS = ROOT / "events"
+WS, KB = "a91c4b2e-6d3f-4e8a-b5c7-0d9e2f1a8c64", "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+RW, RO, BAD = "akb_test_replay_key", "akb_test_readonly_key", "akb_0000000000000000_notarealsecret"
+DOC = "__DOC_ID__"  # the seeded reset.md document (ids are random uuid4s)
+RUN, ATTEMPT = "3b7f0c2e-1d4a-4c5b-9e6f-7a8b9c0d1e2f", "5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e8f"
+SEED_IDEMPOTENCY = "reliability-seed-1"
+ERROR = "error.schema.json"
+
+KB_BODY = {"workspaceId": WS, "name": "runbooks-reliability", "tagDefinitions": [{"tagName": "team", "fieldType": "text"}]}
+DOC_BODY = {"workspaceId": WS, "name": "vpn.md", "content": "Connect to the VPN with the corporate client.",
+            "tags": {"category": "it"}}
+SEARCH_BODY = {"workspaceId": WS, "knowledgeBaseIds": [KB], "query": "reset password", "topK": 2}
+GRAPH_SEARCH = {"workspaceId": WS, "query": "billing-api", "limit": 5}
+GRAPH_WRITE = {"workspaceId": WS, "entities": [
+    {"id": "svc:vpn", "kind": "service", "label": "vpn-gateway", "identity": {"key": "services/vpn",
+                                                                              "scope": "workspace", "aliases": []},
+     "attributes": {}, "proofIds": []}], "relations": [], "proofs": []}
+MEMORY = {"workspace_id": WS, "project_id": "billing", "visibility": "workspace", "type": "decision",
+          "name": "vpn-rollout", "body": "The VPN rollout finishes on Friday; the IT team owns the client config.",
+          "entities": {"people": [], "orgs": ["IT Team"], "repos": [], "files": [], "customers": [], "topics": ["vpn"]},
+          "confirmed": True}
+RECALL = {"schema_version": "openbrain.openclaw.recall.v1", "workspace_id": WS, "project_id": "billing",
+          "task_type": "code_review", "query": "how does billing deploy", "entities": {"repos": ["billing-api"]},
+          "scope": {"visibility": "workspace", "project_only": False, "include_unconfirmed": False,
+                    "include_stale": False},
+          "limits": {"max_items": 5, "max_tokens": 2000, "recency_days": 30},
+          "sensitivity": {"contains_code": False, "contains_customer_data": False,
+                          "contains_private_meeting_data": False},
+          "channel": {"kind": "slack", "id": "C123", "thread_id": None}, "runtime": {"name": "openclaw",
+                                                                                    "version": "1.4.0"}}
+SNAPSHOT_BODY = {"runId": RUN, "attemptId": ATTEMPT, "strategy": "default",
+                 "scope": {"workspaceId": WS, "maxClassification": "internal",
+                           "allowedTrustTiers": ["system-policy", "user", "trusted-knowledge", "tool-result"]},
+                 "budget": {"maxTokens": 512, "reservedForOutput": 128}, "task": "How do I reset my password?",
+                 "items": [{"class": "policy", "content": "Never reveal passwords.", "trustTier": "system-policy",
+                            "classification": "internal", "sourceId": "policy-pw", "sourceRevision": "v1"}],
+                 "sources": {"knowledge": {"knowledgeBaseIds": [KB], "query": "reset password", "topK": 3}}}
+
+
+def _snapshot_id() -> str:
+    from agentkb.services.snapshot import snapshot_id_for
+
+    return snapshot_id_for(WS, RUN, ATTEMPT)
+
+
+def _other(body: dict[str, Any], field: str = "workspaceId") -> dict[str, Any]:
+    return {**body, field: "not-your-workspace"}
+
+
+def _scrub(event: dict[str, Any]) -> dict[str, Any]:
+    if "requestContext" in event and "http" not in event["requestContext"]:
+        event["requestContext"].update({"accountId": "123456789012", "apiId": "abcdef1234"})
+    elif "requestContext" in event:
+        event["requestContext"].update({"accountId": "123456789012", "apiId": "abcdef1234",
+                                        "domainName": "abcdef1234.execute-api.us-east-1.amazonaws.com"})
+    return event
+
+
+def rest(method: str, path: str, resource: str, body: Any = None, key: str | None = RW,
+         query: dict[str, str] | None = None, params: dict[str, str] | None = None,
+         headers: dict[str, str] | None = None) -> dict[str, Any]:
+    event = rest_event(method, path, body, key=key, query=query, resource=resource, headers=headers)
+    event["pathParameters"] = params
+    return _scrub(event)
+
+
+def v2(method: str, path: str, resource: str, body: Any = None, key: str | None = RW,
+       query: dict[str, str] | None = None, params: dict[str, str] | None = None) -> dict[str, Any]:
+    event = http_event(method, path, body, key=key, query=query)
+    event["routeKey"] = event["requestContext"]["routeKey"] = f"{method} {resource}"
+    if params:
+        event["pathParameters"] = params
+    return _scrub(event)
+
+
+def direct(operation: str, body: Any = None, scopes: tuple[str, ...] | None = ("api:read", "api:write"),
+           params: dict[str, str] | None = None, query: dict[str, str] | None = None) -> dict[str, Any]:
+    event: dict[str, Any] = {"operation": operation}
+    if scopes is not None:
+        event["principal"] = {"id": "orchestrator", "workspaces": [WS], "scopes": list(scopes)}
+    if body is not None:
+        event["body"] = body
+    if params:
+        event["pathParameters"] = params
+    if query:
+        event["queryStringParameters"] = query
+    return event
+
+
+def route_cases() -> dict[str, list[tuple[str, dict[str, Any], int, str | None]]]:
+    """folder -> [(case, event, status, schema)]."""
+    snap = _snapshot_id()
+    search, ingest, reli = [], [], []
+    kss = "knowledge-search.v2.response.schema.json"
+    gss = "workspace-knowledge-search.v1.schema.json"
+    ks, gs = "/api/v2/knowledge/search", "/v1/graph/search"
+    search += [
+        ("health_v2", v2("GET", "/health", "/health", key=None), 200, None),
+        ("health_direct", direct("health", scopes=None), 200, None),
+        ("openapi_rest", rest("GET", "/openapi.json", "/openapi.json", key=None), 200, None),
+        ("openapi_v2", v2("GET", "/openapi.json", "/openapi.json", key=None), 200, None),
+        ("openapi_direct", direct("openapi", scopes=None), 200, None),
+        ("unknown_route", rest("GET", "/v1/nope", "/v1/nope"), 404, ERROR),
+        ("unknown_operation_direct", direct("noSuchOperation", {}), 400, ERROR),
+        ("search_bad_key", rest("POST", ks, ks, SEARCH_BODY, key=BAD), 401, ERROR),
+        ("search_no_scope_direct", direct("searchKnowledge", SEARCH_BODY, scopes=("api:write",)), 403, ERROR),
+        ("search_other_workspace_direct", direct("searchKnowledge", _other(SEARCH_BODY)), 404, ERROR),
+        ("search_bad_request_v2", v2("POST", ks, ks, {**SEARCH_BODY, "topK": 0}), 400, ERROR),
+        ("search_bad_request_direct", direct("searchKnowledge", {**SEARCH_BODY, "topK": 0}), 400, ERROR),
+        ("graph_search_bad_request", rest("POST", gs, gs, {**GRAPH_SEARCH, "limit": 0}), 400, ERROR),
+        ("graph_search_missing_key", rest("POST", gs, gs, GRAPH_SEARCH, key=None), 401, ERROR),
+        ("graph_search_no_scope_direct", direct("searchGraph", GRAPH_SEARCH, scopes=("api:write",)), 403, ERROR),
+        ("graph_search_other_workspace", rest("POST", gs, gs, _other(GRAPH_SEARCH)), 404, ERROR),
+        ("graph_search_text_plain", rest("POST", gs, gs, GRAPH_SEARCH, headers={"Content-Type": "text/plain"}),
+         415, ERROR),
+    ]
+    bases, tags = "/api/v2/knowledge/bases", f"/api/v2/knowledge/bases/{KB}/tags"
+    tags_res, docs = "/api/v2/knowledge/bases/{knowledgeBaseId}/tags", f"/api/v2/knowledge/bases/{KB}/documents"
+    docs_res = "/api/v2/knowledge/bases/{knowledgeBaseId}/documents"
+    kbp, wsq = {"knowledgeBaseId": KB}, {"workspaceId": WS}
+    mem, graph = "/v1/memories", "/v1/graph"
+    ingest += [
+        ("create_kb_v2", v2("POST", bases, bases, KB_BODY), 201, None),
+        ("create_kb_direct", direct("createKnowledgeBase", KB_BODY), 201, None),
+        ("create_kb_bad_request", rest("POST", bases, bases, {**KB_BODY, "name": ""}), 400, ERROR),
+        ("create_kb_missing_key", rest("POST", bases, bases, KB_BODY, key=None), 401, ERROR),
+        ("create_kb_other_workspace", rest("POST", bases, bases, _other(KB_BODY)), 404, ERROR),
+        ("create_kb_duplicate_name", rest("POST", bases, bases, {**KB_BODY, "name": "handbook"}), 409, ERROR),
+        ("create_kb_text_plain", rest("POST", bases, bases, KB_BODY, headers={"Content-Type": "text/plain"}),
+         415, ERROR),
+        ("list_tags_v2", v2("GET", tags, tags_res, key=RO, query=wsq, params=kbp), 200, None),
+        ("list_tags_direct", direct("listTags", scopes=("api:read",), params=kbp, query=wsq), 200, None),
+        ("list_tags_no_workspace", rest("GET", tags, tags_res, params=kbp), 400, ERROR),
+        ("list_tags_bad_key", rest("GET", tags, tags_res, key=BAD, query=wsq, params=kbp), 401, ERROR),
+        ("list_tags_no_scope_direct", direct("listTags", scopes=("api:write",), params=kbp, query=wsq), 403, ERROR),
+        ("list_tags_unknown_kb", rest("GET", f"{bases}/nope/tags", tags_res, query=wsq,
+                                      params={"knowledgeBaseId": "nope"}), 404, ERROR),
+        ("add_document_v2", v2("POST", docs, docs_res, DOC_BODY, params=kbp), 201, None),
+        ("add_document_direct", direct("addDocument", DOC_BODY, params=kbp), 201, None),
+        ("add_document_missing_content", rest("POST", docs, docs_res, {k: v for k, v in DOC_BODY.items()
+                                                                        if k != "content"}, params=kbp), 400, ERROR),
+        ("add_document_missing_key", rest("POST", docs, docs_res, DOC_BODY, key=None, params=kbp), 401, ERROR),
+        ("add_document_read_only", rest("POST", docs, docs_res, DOC_BODY, key=RO, params=kbp), 403, ERROR),
+        ("add_document_unknown_kb", rest("POST", f"{bases}/nope/documents", docs_res, DOC_BODY,
+                                         params={"knowledgeBaseId": "nope"}), 404, ERROR),
+        ("add_document_text_plain", rest("POST", docs, docs_res, DOC_BODY, params=kbp,
+                                         headers={"Content-Type": "text/plain"}), 415, ERROR),
+        ("delete_document_missing_key", rest("DELETE", f"{docs}/nope", docs_res + "/{documentId}", key=None,
+                                             query=wsq, params={**kbp, "documentId": "nope"}), 401, ERROR),
+        ("delete_document_read_only", rest("DELETE", f"{docs}/nope", docs_res + "/{documentId}", key=RO,
+                                           query=wsq, params={**kbp, "documentId": "nope"}), 403, ERROR),
+        ("delete_document_no_workspace", rest("DELETE", f"{docs}/nope", docs_res + "/{documentId}",
+                                              params={**kbp, "documentId": "nope"}), 400, ERROR),
+        ("write_memory_rest", rest("POST", mem, mem, MEMORY), 201, None),
+        ("write_memory_v2", v2("POST", mem, mem, MEMORY), 201, None),
+        ("write_memory_direct", direct("writeMemory", MEMORY), 201, None),
+        ("write_memory_bad_request", rest("POST", mem, mem, {**MEMORY, "visibility": "everyone"}), 400, ERROR),
+        ("write_memory_missing_key", rest("POST", mem, mem, MEMORY, key=None), 401, ERROR),
+        ("write_memory_read_only", rest("POST", mem, mem, MEMORY, key=RO), 403, ERROR),
+        ("write_memory_other_workspace", rest("POST", mem, mem, _other(MEMORY, "workspace_id")), 404, ERROR),
+        ("write_memory_text_plain", rest("POST", mem, mem, MEMORY, headers={"Content-Type": "text/plain"}),
+         415, ERROR),
+        ("write_memory_secret", rest("POST", mem, mem, {**MEMORY, "body": "deploy key AKIAIOSFODNN7EXAMPLE"}),
+         422, ERROR),
+        ("upsert_graph_rest", rest("POST", graph, graph, GRAPH_WRITE), 200, None),
+        ("upsert_graph_v2", v2("POST", graph, graph, GRAPH_WRITE), 200, None),
+        ("upsert_graph_direct", direct("upsertGraph", GRAPH_WRITE), 200, None),
+        ("upsert_graph_bad_request", rest("POST", graph, graph, {**GRAPH_WRITE, "entities": "x"}), 400, ERROR),
+        ("upsert_graph_missing_key", rest("POST", graph, graph, GRAPH_WRITE, key=None), 401, ERROR),
+        ("upsert_graph_read_only", rest("POST", graph, graph, GRAPH_WRITE, key=RO), 403, ERROR),
+        ("upsert_graph_other_workspace", rest("POST", graph, graph, _other(GRAPH_WRITE)), 404, ERROR),
+        ("upsert_graph_text_plain", rest("POST", graph, graph, GRAPH_WRITE, headers={"Content-Type": "text/plain"}),
+         415, ERROR),
+    ]
+    rc, sn, one = "/v1/recall", "/v1/snapshots", f"/v1/snapshots/{snap}"
+    one_res, sp = "/v1/snapshots/{snapshotId}", {"snapshotId": snap}
+    fresh = {**SNAPSHOT_BODY, "runId": "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a"}
+    rsch, csch = "recall-response.schema.json", "context-snapshot.schema.json"
+    reli += [
+        ("reliability_graph_search_rest", rest("POST", gs, gs, GRAPH_SEARCH), 200, gss),
+        ("reliability_graph_search_v2", v2("POST", gs, gs, GRAPH_SEARCH), 200, gss),
+        ("reliability_graph_search_direct", direct("searchGraph", GRAPH_SEARCH, scopes=("api:read",)), 200, gss),
+        ("reliability_delete_document_rest", rest("DELETE", f"{docs}/{DOC}", docs_res + "/{documentId}", query=wsq,
+                                                  params={**kbp, "documentId": DOC}), 204, None),
+        ("reliability_delete_document_v2", v2("DELETE", f"{docs}/{DOC}", docs_res + "/{documentId}", query=wsq,
+                                              params={**kbp, "documentId": DOC}), 204, None),
+        ("reliability_delete_document_direct", direct("deleteDocument", params={**kbp, "documentId": DOC},
+                                                      query=wsq), 204, None),
+        ("reliability_write_memory_idempotency_conflict",
+         rest("POST", mem, mem, {**MEMORY, "body": "A different body.", "idempotency_key": SEED_IDEMPOTENCY}),
+         409, ERROR),
+        ("reliability_recall_rest", rest("POST", rc, rc, RECALL, key=RO), 200, rsch),
+        ("reliability_recall_v2", v2("POST", rc, rc, RECALL), 200, rsch),
+        ("reliability_recall_direct", direct("recall", RECALL, scopes=("api:read",)), 200, rsch),
+        ("reliability_recall_fts_only_v2", v2("POST", rc, rc, RECALL, query={"fallback": "fts_only"}), 200, rsch),
+        ("reliability_recall_bad_request", rest("POST", rc, rc, {**RECALL, "query": 7}), 400, ERROR),
+        ("reliability_recall_missing_key", rest("POST", rc, rc, RECALL, key=None), 401, ERROR),
+        ("reliability_recall_bad_key_v2", v2("POST", rc, rc, RECALL, key=BAD), 401, ERROR),
+        ("reliability_recall_no_scope_direct", direct("recall", RECALL, scopes=("api:write",)), 403, ERROR),
+        ("reliability_recall_other_workspace", rest("POST", rc, rc, _other(RECALL, "workspace_id")), 404, ERROR),
+        ("reliability_recall_text_plain", rest("POST", rc, rc, RECALL, headers={"Content-Type": "text/plain"}),
+         415, ERROR),
+        ("reliability_snapshot_create_rest", rest("POST", sn, sn, fresh), 201, csch),
+        ("reliability_snapshot_create_v2", v2("POST", sn, sn, fresh), 201, csch),
+        ("reliability_snapshot_create_direct", direct("createSnapshot", fresh), 201, csch),
+        ("reliability_snapshot_replay", rest("POST", sn, sn, SNAPSHOT_BODY), 200, csch),
+        ("reliability_snapshot_conflict", rest("POST", sn, sn, {**SNAPSHOT_BODY, "task": "Something else"}),
+         409, ERROR),
+        ("reliability_snapshot_bad_request", rest("POST", sn, sn, {**fresh, "budget": {"maxTokens": -1}}), 400, ERROR),
+        ("reliability_snapshot_missing_key", rest("POST", sn, sn, fresh, key=None), 401, ERROR),
+        ("reliability_snapshot_read_only", rest("POST", sn, sn, fresh, key=RO), 403, ERROR),
+        ("reliability_snapshot_other_workspace", rest("POST", sn, sn, {**fresh, "scope": {
+            **fresh["scope"], "workspaceId": "not-your-workspace"}}), 404, ERROR),
+        ("reliability_snapshot_text_plain", rest("POST", sn, sn, fresh, headers={"Content-Type": "text/plain"}),
+         415, ERROR),
+        ("reliability_snapshot_get_rest", rest("GET", one, one_res, key=RO, params=sp), 200, csch),
+        ("reliability_snapshot_get_v2", v2("GET", one, one_res, params=sp), 200, csch),
+        ("reliability_snapshot_get_direct", direct("getSnapshot", scopes=("api:read",), params=sp), 200, csch),
+        ("reliability_snapshot_get_bad_key", rest("GET", one, one_res, key=BAD, params=sp), 401, ERROR),
+        ("reliability_snapshot_get_no_scope_direct", direct("getSnapshot", scopes=("api:write",), params=sp),
+         403, ERROR),
+        ("reliability_snapshot_get_malformed_id", rest("GET", "/v1/snapshots/not-a-uuid", one_res,
+                                                       params={"snapshotId": "not-a-uuid"}), 404, ERROR),
+    ]
+    return {"search": [(f"reliability_{c}", e, s, sc) for c, e, s, sc in search],
+            "ingest": [(f"reliability_{c}", e, s, sc) for c, e, s, sc in ingest],
+            "reliability": reli}
+
+
+def write() -> int:
+    count = 0
+    for folder, cases in route_cases().items():
+        (EVENTS / folder).mkdir(exist_ok=True)
+        for case, event, status, schema in cases:
+            (EVENTS / folder / f"{case}.json").write_text(json.dumps(event, indent=2) + "\n")
+            (EVENTS / folder / f"{case}.expected.json").write_text(
+                json.dumps({"status": status, "schema": schema}, indent=2) + "\n")
+            count += 1
+    return count
+
+
+if __name__ == "__main__":
+    print(f"{write()} events written")
