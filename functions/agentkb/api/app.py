@@ -15,7 +15,7 @@ from agentkb.api import context
 from agentkb.api.gate import check_request, rate_headers
 from agentkb.api.observability import logger, metrics
 from agentkb.api.routes_table import BY_OPERATION, match_route
-from agentkb.errors import BadRequest, DomainError, NotFound, error_envelope
+from agentkb.errors import BadRequest, DependencyError, DomainError, NotFound, ServiceUnavailable, error_envelope
 from agentkb.models.domain import Principal
 
 JSON = "application/json"
@@ -41,10 +41,21 @@ def validation_details(errors: Sequence[dict[str, Any]]) -> list[dict[str, str]]
     return [{"path": _issue_path(e.get("loc", ())), "message": str(e.get("msg", "invalid"))} for e in errors[:20]]
 
 
+def dependency_unavailable(exc: DependencyError) -> ServiceUnavailable:
+    """A dependency fault (index, store, model) that no service degraded around: 503 + Retry-After, never a 500."""
+    logger.warning("dependency unavailable", extra={"dependency_code": exc.code, "retryable": exc.retryable})
+    return ServiceUnavailable(retry_after_s=int(getattr(exc, "retry_after_s", None) or (5 if exc.retryable else 30)))
+
+
 def _install_handlers(app: ApiGatewayResolver) -> None:
     @app.exception_handler(DomainError)
     def _domain(exc: DomainError) -> Response[Any]:
         return _json_response(exc.http_status, exc.envelope(), exc.headers)
+
+    @app.exception_handler(DependencyError)
+    def _dependency(exc: DependencyError) -> Response[Any]:
+        unavailable = dependency_unavailable(exc)
+        return _json_response(503, unavailable.envelope(), unavailable.headers)
 
     @app.exception_handler(RequestValidationError)
     def _invalid(exc: RequestValidationError) -> Response[Any]:
@@ -98,6 +109,8 @@ class FunctionApp:
             principal, decision = check_request(event, found[0], get_container(), direct)
         except DomainError as exc:
             return self._finish(self._error(exc, is_v2), decision, is_v2)
+        except DependencyError as exc:  # the key store or rate limiter is down: 503, not a crashed invocation
+            return self._finish(self._error(dependency_unavailable(exc), is_v2), decision, is_v2)
         context.set_principal(principal)
         context.set_rate(decision)
         try:
