@@ -14,7 +14,7 @@ from urllib.parse import quote, unquote
 
 from agentkb.errors import BadRequest
 from agentkb.models.domain import Principal
-from agentkb.models.graph import GraphSearchRequest
+from agentkb.models.graph import GraphSearchRequest, canonical_json
 from agentkb.models.search import KnowledgeSearchRequest
 from agentkb.models.snapshot import (
     CLASSIFICATION_ORDER,
@@ -25,7 +25,6 @@ from agentkb.models.snapshot import (
     ScopeIn,
 )
 from agentkb.ports import Embedder, GraphStore, SnapshotStore
-from agentkb.services.canonical_json import sha256_hex
 from agentkb.services.chunking import content_hash
 from agentkb.services.graph_search import search_graph
 from agentkb.services.search import SearchDeps, search_knowledge
@@ -151,7 +150,7 @@ def graph_candidates(request: CreateSnapshotRequest, deps: SourceDeps) -> Gather
         proof_ids = entity["proofIds"]  # an entity whose own evidence is all stale is stale
         out.append(Candidate(
             key=f"graph:{entity['id']}", item_class="graph", content=_entity_text(entity, relations, labels),
-            source_id=entity["id"], source_revision=sha256_hex(entity), chunk_id=entity["id"],
+            source_id=entity["id"], source_revision=content_hash(canonical_json(entity)), chunk_id=entity["id"],
             trust_tier=GRAPH_TRUST, classification=GRAPH_CLASSIFICATION,
             provenance=f"agentkb://ws/{quote(ws, safe='')}/graph/entities/{quote(entity['id'], safe='')}",
             index_version=body["graphSourceHash"],
