@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,6 +20,9 @@ from agentkb.errors import BadRequest, DependencyError, DomainError, NotFound, S
 from agentkb.models.domain import Principal
 
 JSON = "application/json"
+# Powertools' resolver logs each route call's arguments (the parsed request body) at DEBUG: request bodies must
+# never reach the logs, even with POWERTOOLS_DEBUG or a DEBUG application log level.
+logging.getLogger("aws_lambda_powertools.event_handler").setLevel(logging.INFO)
 
 
 def _json_response(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> Response[Any]:

@@ -1,0 +1,57 @@
+"""Start `agentkb serve` on loopback on a free port with a temp data dir seeded with the demo (bench/fuzz.py, load.py)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _env(data_dir: Path, extra: dict[str, str]) -> dict[str, str]:
+    return {**os.environ, "AGENTKB_DATA_DIR": str(data_dir), "POWERTOOLS_METRICS_DISABLED": "true",
+            "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_LOG_LEVEL": "WARNING",
+            "PYTHONPATH": os.pathsep.join([str(ROOT / "functions"), os.environ.get("PYTHONPATH", "")]), **extra}
+
+
+@contextmanager
+def demo_server(extra_env: dict[str, str] | None = None, access_log: Path | None = None) -> Iterator[dict[str, Any]]:
+    """Yields {base, host, port, key, kb, data_dir}; the server and its temp dir are gone afterwards.
+
+    access_log: where the gateway's stderr (one `<ip> <METHOD> <path> <status>` line per request) goes."""
+    with tempfile.TemporaryDirectory(prefix="agentkb-bench-") as tmp:
+        data_dir = Path(tmp) / "data"
+        env = _env(data_dir, extra_env or {})
+        cli = [sys.executable, "-m", "agentkb.cli"]
+        demo = subprocess.run([*cli, "demo", "--data-dir", str(data_dir)], env=env, capture_output=True, text=True,
+                              timeout=600, check=False)
+        if demo.returncode != 0:
+            raise RuntimeError(f"agentkb demo failed: {demo.stderr[-2000:]}")
+        kb = subprocess.run([*cli, "kb", "list", "--workspace", "demo", "--data-dir", str(data_dir)], env=env,
+                            capture_output=True, text=True, timeout=120, check=True).stdout.split("\t")[0].strip()
+        log = access_log.open("w") if access_log else subprocess.DEVNULL
+        proc = subprocess.Popen([*cli, "serve", "--data-dir", str(data_dir), "--host", "127.0.0.1", "--port", "0"],
+                                env=env, stdout=subprocess.PIPE, stderr=log, text=True)
+        try:
+            line = proc.stdout.readline() if proc.stdout else ""
+            found = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+            if not found:
+                raise RuntimeError(f"agentkb serve did not start: {line!r}")
+            port = int(found.group(1))
+            yield {"base": f"http://127.0.0.1:{port}", "host": "127.0.0.1", "port": port, "kb": kb,
+                   "key": (data_dir / "dev-key").read_text().strip(), "data_dir": data_dir, "pid": proc.pid}
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            if access_log:
+                log.close()  # type: ignore[union-attr]
