@@ -14,7 +14,7 @@ from typing import Any
 
 from agentkb.adapters.factory import Container
 from agentkb.api.routes_table import RouteSpec
-from agentkb.errors import BadRequest, PayloadTooLarge, RateLimited, UnsupportedMediaType
+from agentkb.errors import BadRequest, DomainError, PayloadTooLarge, RateLimited, UnsupportedMediaType
 from agentkb.models.domain import Principal, RateDecision
 from agentkb.services.auth import authenticate, require_scope
 
@@ -109,9 +109,15 @@ def check_request(event: dict[str, Any], route: RouteSpec, container: Container,
                 retry = str(decision.retry_after_s)
                 raise RateLimited(details={"retryAfter": rate_headers(decision)["X-RateLimit-Reset"]},
                                   headers={"Retry-After": retry, **rate_headers(decision)})
-        require_scope(principal, route.scope)
-    if route.method in ("POST", "PUT", "PATCH"):
-        _check_json_body(event, raw, direct_principal is not None)
+    try:
+        if principal is not None and route.scope is not None:
+            require_scope(principal, route.scope)
+        if route.method in ("POST", "PUT", "PATCH"):
+            _check_json_body(event, raw, direct_principal is not None)
+    except DomainError as exc:  # every authenticated response carries the rate-limit headers, errors included
+        if decision is not None:
+            exc.headers = {**rate_headers(decision), **exc.headers}
+        raise
     return principal, decision
 
 

@@ -45,7 +45,8 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("path", "value"), CASES, ids=[f"{p}={v!r}"[:60] for p, v in CASES])
+@pytest.mark.parametrize(("path", "value"), CASES,
+                         ids=[f"{p}=<deleted>" if v is DELETE else f"{p}={v!r}"[:60] for p, v in CASES])
 def test_validation_agrees_with_the_contract(rw_key: str, fake_embedder: Any, path: str, value: Any) -> None:
     body = variant(path, value)
     valid = REQUEST_VALIDATOR.is_valid(body)
