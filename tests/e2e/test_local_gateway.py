@@ -109,3 +109,20 @@ def test_write_then_search_over_http(server: dict[str, Any]) -> None:
     path = f"/api/v2/knowledge/bases/{kb}/documents/{doc['data']['id']}?workspaceId=demo"
     status, _, _ = call(server, "DELETE", path)
     assert status == 204
+
+
+def test_every_printed_curl_succeeds(server: dict[str, Any]) -> None:
+    """`make run` prints a curl per route: each one, pasted as printed, answers 2xx with a JSON body."""
+    import shutil
+
+    if shutil.which("curl") is None:
+        pytest.skip("curl is not installed")
+    commands = [line for line in server["stdout"].splitlines() if line.startswith("curl ")]
+    assert len(commands) >= 10
+    env = {**os.environ, "AGENTKB_KEY": server["key"]}
+    for command in commands:
+        command = command.replace("http://127.0.0.1:8787", server["base"]).split(" | ")[0]
+        out = subprocess.run(["bash", "-c", command + " -o /dev/stdout -w '\\n%{http_code}'"], env=env,
+                             capture_output=True, text=True, timeout=120, check=False)
+        *body, status = out.stdout.rstrip("\n").split("\n")
+        assert status.startswith("2"), f"{command}\n-> {status} {' '.join(body)[:300]}"

@@ -72,6 +72,9 @@ def _handler(function: str) -> Any:
         return _handlers[function]
 
 
+DRAIN_LIMIT = 10 * 1024 * 1024  # API Gateway's own payload ceiling; larger bodies are cut off unread
+
+
 class GatewayHandler(BaseHTTPRequestHandler):
     server_version = "agentkb-local"
     protocol_version = "HTTP/1.1"
@@ -79,7 +82,8 @@ class GatewayHandler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         limit = get_settings().max_body_bytes
         length = int(self.headers.get("Content-Length") or 0)
-        if length > limit:  # decided before reading (or parsing) the body, as API Gateway would
+        if length > limit:  # decided from the declared length, before the body is parsed
+            self._discard(length)
             self._send(413, {"Content-Type": "application/json"}, json.dumps(PayloadTooLarge().envelope()).encode())
             self.close_connection = True
             return
@@ -92,6 +96,15 @@ class GatewayHandler(BaseHTTPRequestHandler):
         raw = response.get("body") or ""
         payload = base64.b64decode(raw) if response.get("isBase64Encoded") else raw.encode("utf-8")
         self._send(int(response["statusCode"]), out_headers, payload)
+
+    def _discard(self, length: int) -> None:
+        """Drain (never keep) an oversized body so the client sees the 413 instead of a reset connection."""
+        remaining = min(length, DRAIN_LIMIT)
+        while remaining > 0:
+            chunk = self.rfile.read(min(remaining, 1 << 16))
+            if not chunk:
+                break
+            remaining -= len(chunk)
 
     def _send(self, status: int, headers: dict[str, str], payload: bytes) -> None:
         self.send_response(status)
