@@ -81,6 +81,11 @@ def tracing_enabled() -> bool:
     return bool(os.environ.get("LAMBDA_TASK_ROOT")) and not disabled and not emulated
 
 
+def metrics_enabled() -> bool:
+    """False when POWERTOOLS_METRICS_DISABLED is set (local runs, tests, benchmarks)."""
+    return os.environ.get("POWERTOOLS_METRICS_DISABLED", "false").strip().lower() not in ("1", "true", "yes", "on")
+
+
 def reset_settings() -> None:
     """Forget the cached settings (tests and the CLI's --data-dir)."""
     get_settings.cache_clear()

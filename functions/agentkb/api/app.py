@@ -14,7 +14,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from agentkb.adapters.factory import get_container
 from agentkb.api import context
 from agentkb.api.gate import check_request, rate_headers
-from agentkb.api.observability import logger, metrics
+from agentkb.api.observability import count_response, logger
 from agentkb.api.routes_table import BY_OPERATION, match_route
 from agentkb.errors import BadRequest, DependencyError, DomainError, NotFound, ServiceUnavailable, error_envelope
 from agentkb.models.domain import Principal
@@ -136,7 +136,7 @@ class FunctionApp:
 
     @staticmethod
     def _finish(result: dict[str, Any], decision: Any, is_v2: bool) -> dict[str, Any]:
-        metrics.add_metric(name=f"Responses{int(result['statusCode']) // 100}xx", unit="Count", value=1)
+        count_response(int(result["statusCode"]))
         extra = context.take_response_headers()
         if decision is not None:
             extra.update(rate_headers(decision))

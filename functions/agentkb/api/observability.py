@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from aws_lambda_powertools import Logger, Metrics
 
-from agentkb.config import tracing_enabled
+from agentkb.config import metrics_enabled, tracing_enabled
 
 logger = Logger(service="agentkb")
 metrics = Metrics(namespace="agentkb", service="agentkb")
@@ -25,3 +25,12 @@ def capture_handler(handler: F) -> F:
     from aws_lambda_powertools import Tracer
 
     return Tracer(service="agentkb").capture_lambda_handler(capture_response=False)(handler)  # type: ignore[no-any-return]
+
+
+def count_response(status: int) -> None:
+    """One EMF count per response class (Responses2xx, Responses4xx, ...).
+
+    Skipped when metrics are disabled: Powertools then never clears its buffer and would print every 100th call.
+    """
+    if metrics_enabled():
+        metrics.add_metric(name=f"Responses{status // 100}xx", unit="Count", value=1)
