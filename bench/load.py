@@ -40,8 +40,12 @@ def workload(kb: str, i: int, snapshot_ids: list[str]) -> tuple[str, str, str, d
         return "graph_search", "POST", "/v1/graph/search", {"workspaceId": "demo", "query": "billing", "limit": 10}
     if kind == 4:
         return "recall", "POST", "/v1/recall", {
-            "schema_version": "openbrain.openclaw.recall.v1", "workspace_id": "demo", "query": q,
-            "scope": {"visibility": "workspace"}, "limits": {"max_items": 5, "max_tokens": 2000}}
+            "schema_version": "openbrain.openclaw.recall.v1", "workspace_id": "demo", "task_type": "code_review",
+            "query": q, "entities": {"repos": ["billing-api"]},
+            "scope": {"visibility": "workspace", "project_only": False, "include_unconfirmed": False,
+                      "include_stale": False}, "limits": {"max_items": 5, "max_tokens": 2000},
+            "sensitivity": {"contains_code": False, "contains_customer_data": False,
+                            "contains_private_meeting_data": False}}
     if kind == 5:
         return "snapshot_create", "POST", "/v1/snapshots", {
             "runId": str(uuid.uuid4()), "attemptId": str(uuid.uuid4()),
