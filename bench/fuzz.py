@@ -67,7 +67,8 @@ def _run(max_examples: int, seed: int, workers: int, phases: str, timeout_s: int
     return {"tool": "schemathesis", "maxExamples": max_examples, "seed": seed, "seconds": round(elapsed, 1),
             "recordedCasesPerRoute": dict(sorted(cases.items())), "totalCases": sum(cases.values()),
             "failures": [f for f in failures if not any(k in f for k in KNOWN)],
-            "knownFailures": sorted({k for f in failures for k in KNOWN if k in f}), "schemathesisExit": proc.returncode,
+            "knownFailures": sorted({k for f in failures for k in KNOWN if k in f}),
+            "schemathesisExit": proc.returncode,
             "output": proc.stdout[-3000:] if proc.returncode else ""}
 
 

@@ -1,4 +1,4 @@
-"""Start `agentkb serve` on loopback on a free port with a temp data dir seeded with the demo (bench/fuzz.py, load.py)."""
+"""`agentkb serve` on a free loopback port with a temp data dir seeded by `agentkb demo` (fuzz.py, load.py)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,8 @@ RUN, ATTEMPT = "3b7f0c2e-1d4a-4c5b-9e6f-7a8b9c0d1e2f", "5c6d7e8f-9a0b-4c1d-8e2f-
 SEED_IDEMPOTENCY = "reliability-seed-1"
 ERROR = "error.schema.json"
 
-KB_BODY = {"workspaceId": WS, "name": "runbooks-reliability", "tagDefinitions": [{"tagName": "team", "fieldType": "text"}]}
+KB_BODY = {"workspaceId": WS, "name": "runbooks-reliability",
+           "tagDefinitions": [{"tagName": "team", "fieldType": "text"}]}
 DOC_BODY = {"workspaceId": WS, "name": "vpn.md", "content": "Connect to the VPN with the corporate client.",
             "tags": {"category": "it"}}
 SEARCH_BODY = {"workspaceId": WS, "knowledgeBaseIds": [KB], "query": "reset password", "topK": 2}
@@ -111,7 +111,6 @@ def route_cases() -> dict[str, list[tuple[str, dict[str, Any], int, str | None]]
     """folder -> [(case, event, status, schema)]."""
     snap = _snapshot_id()
     search, ingest, reli = [], [], []
-    kss = "knowledge-search.v2.response.schema.json"
     gss = "workspace-knowledge-search.v1.schema.json"
     ks, gs = "/api/v2/knowledge/search", "/v1/graph/search"
     search += [

@@ -89,8 +89,8 @@ def test_invalid_utf8_bytes_are_a_clean_400(key: str) -> None:
 @pytest.mark.parametrize("value", ["1" + "0" * 5000, "1e400", "-1e400", "123456789012345678901234567890", "1.5",
                                    "true", "null", '"10"'])
 def test_huge_or_mistyped_numbers_are_a_clean_400(key: str, value: str) -> None:
-    status, body = post(key, '{"workspaceId": "%s", "knowledgeBaseIds": ["%s"], "query": "q", "topK": %s}'
-                        % (WS, KB, value))
+    prefix = json.dumps({"workspaceId": WS, "knowledgeBaseIds": [KB], "query": "q"})[:-1]
+    status, body = post(key, f'{prefix}, "topK": {value}}}')
     assert status == 400, body
 
 
