@@ -7,7 +7,7 @@ PORT  ?= 8787
 export POWERTOOLS_METRICS_DISABLED ?= true
 export POWERTOOLS_TRACE_DISABLED ?= true
 
-.PHONY: install dev-install run serve demo test test-fast test-live lint fuzz bench schemas clean
+.PHONY: install dev-install run serve demo test test-fast test-live lint fuzz bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -49,8 +49,9 @@ lint: dev-install
 	$(VENV)/bin/ruff check functions tests bench infra
 	$(VENV)/bin/mypy functions/agentkb
 
-schemas: install
-	$(PY) -m agentkb.schemas --write
+# Schemathesis against `agentkb serve` on loopback: >= 500 generated cases per route (a bounded run is in make test).
+fuzz: dev-install
+	$(PY) bench/fuzz.py --max-examples 500
 
 bench: install
 	$(PY) bench/quality.py --dataset ../shared/data/scifact --split train --mode hybrid

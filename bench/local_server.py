@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 import subprocess
 import sys
 import tempfile
@@ -37,21 +38,28 @@ def demo_server(extra_env: dict[str, str] | None = None, access_log: Path | None
         kb = subprocess.run([*cli, "kb", "list", "--workspace", "demo", "--data-dir", str(data_dir)], env=env,
                             capture_output=True, text=True, timeout=120, check=True).stdout.split("\t")[0].strip()
         log = access_log.open("w") if access_log else subprocess.DEVNULL
+        out_path = Path(tmp) / "server.out"  # a file, not a pipe: an unread pipe would fill and stall the server
+        out = out_path.open("w")
         proc = subprocess.Popen([*cli, "serve", "--data-dir", str(data_dir), "--host", "127.0.0.1", "--port", "0"],
-                                env=env, stdout=subprocess.PIPE, stderr=log, text=True)
+                                env=env, stdout=out, stderr=log, text=True)
         try:
-            line = proc.stdout.readline() if proc.stdout else ""
-            found = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+            found = None
+            deadline = time.monotonic() + 120
+            while found is None and time.monotonic() < deadline and proc.poll() is None:
+                found = re.search(r"http://127\.0\.0\.1:(\d+)", out_path.read_text())
+                time.sleep(0.05)
             if not found:
-                raise RuntimeError(f"agentkb serve did not start: {line!r}")
+                raise RuntimeError(f"agentkb serve did not start: {out_path.read_text()[-2000:]!r}")
             port = int(found.group(1))
             yield {"base": f"http://127.0.0.1:{port}", "host": "127.0.0.1", "port": port, "kb": kb,
-                   "key": (data_dir / "dev-key").read_text().strip(), "data_dir": data_dir, "pid": proc.pid}
+                   "key": (data_dir / "dev-key").read_text().strip(), "data_dir": data_dir, "pid": proc.pid,
+                   "server_output": out_path}
         finally:
             proc.terminate()
             try:
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 proc.kill()
+            out.close()
             if access_log:
                 log.close()  # type: ignore[union-attr]

@@ -280,3 +280,15 @@ def test_http_api_v2_and_direct_invocation(rw_key: str, kb: str) -> None:
     assert denied["statusCode"] == 404
     unknown = invoke("search", {"operation": "nope", "body": {}})
     assert unknown["statusCode"] == 400 and unknown["body"]["error"]["code"] == "BAD_REQUEST"
+
+
+def test_one_function_app_serves_concurrent_requests(rw_key: str, kb: str) -> None:
+    """The threaded local gateway calls one FunctionApp from many threads: no request may see another's state."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    bodies = [{"workspaceId": "ws1", "knowledgeBaseIds": [kb], "query": q, "topK": 1}
+              for q in ("password", "invoices", "incident", "settings") * 6]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(lambda b: search(rw_key, b), bodies))
+    assert [status for status, _, _ in results] == [200] * len(bodies)
+    assert all(payload["data"]["query"] == body["query"] for (_, payload, _), body in zip(results, bodies, strict=True))

@@ -22,6 +22,7 @@ STOPWORDS = frozenset((
     "can",
 ))
 MAX_QUERY_TERMS = 64
+FTS_PREFETCH = 200
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -188,10 +189,20 @@ class SqliteIndex:
         where, params = compile_sql_filters(query.filters)
         scored: list[tuple[int, float, str]] = []
         for kb_id in query.knowledge_base_ids:
+            params_kb = (kb_id, query.workspace_id, *params)
+            # Fast path: score the best matches of the whole FTS index first, then keep this KB's rows. Exact
+            # whenever it yields `limit` rows (a better row of this KB would be among the global best); else the
+            # full join below runs. Joining every match to its chunk row is what costs the time.
             rows = conn.execute(
-                "SELECT c.rowid, bm25(chunks_fts) AS s FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid"
-                f" WHERE chunks_fts MATCH ? AND c.knowledge_base_id = ? AND c.workspace_id = ?{where}"
-                " ORDER BY s, c.rowid LIMIT ?", (match, kb_id, query.workspace_id, *params, query.limit_per_kb))
+                "SELECT c.rowid, f.s FROM (SELECT rowid, bm25(chunks_fts) AS s FROM chunks_fts WHERE chunks_fts"
+                " MATCH ? ORDER BY s, rowid LIMIT ?) f JOIN chunks c ON c.rowid = f.rowid"
+                f" WHERE c.knowledge_base_id = ? AND c.workspace_id = ?{where} ORDER BY f.s, c.rowid LIMIT ?",
+                (match, max(4 * query.limit_per_kb, FTS_PREFETCH), *params_kb, query.limit_per_kb)).fetchall()
+            if len(rows) < query.limit_per_kb:
+                rows = conn.execute(
+                    "SELECT c.rowid, bm25(chunks_fts) AS s FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid"
+                    f" WHERE chunks_fts MATCH ? AND c.knowledge_base_id = ? AND c.workspace_id = ?{where}"
+                    " ORDER BY s, c.rowid LIMIT ?", (match, *params_kb, query.limit_per_kb)).fetchall()
             scored.extend((r[0], -float(r[1]), kb_id) for r in rows)
         scored.sort(key=lambda item: (-item[1], item[0]))
         hits = self._hydrate(conn, [r for r, _, _ in scored], query.workspace_id)

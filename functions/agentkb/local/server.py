@@ -78,6 +78,8 @@ DRAIN_LIMIT = 10 * 1024 * 1024  # API Gateway's own payload ceiling; larger bodi
 class GatewayHandler(BaseHTTPRequestHandler):
     server_version = "agentkb-local"
     protocol_version = "HTTP/1.1"
+    # Headers and body are written separately: without TCP_NODELAY, Nagle + delayed ACK add ~40 ms per response.
+    disable_nagle_algorithm = True
 
     def _serve(self) -> None:
         limit = get_settings().max_body_bytes
@@ -117,6 +119,12 @@ class GatewayHandler(BaseHTTPRequestHandler):
             self.wfile.write(payload)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+
+    def __getattr__(self, name: str) -> Any:
+        """Any other method (HEAD, OPTIONS, TRACE, QUERY, ...) reaches the handlers too: a JSON 404, never HTML."""
+        if name.startswith("do_"):
+            return self._serve
+        raise AttributeError(name)
 
     def log_message(self, fmt: str, *args: Any) -> None:  # one access line per request on stderr
         status = args[1] if len(args) > 1 else ""
