@@ -109,13 +109,15 @@ def test_reranker_down_is_reported_unavailable(keys: dict[str, str], container: 
     assert all("rerankerScore" not in r for r in body["data"]["results"])
 
 
-def test_reranker_raising_is_never_a_500(keys: dict[str, str], container: Any,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reranker_raising_degrades_to_unavailable(keys: dict[str, str], container: Any,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*_: Any) -> Any:
         raise DependencyError("rerank endpoint timed out", code="timeout", retryable=True)
 
     monkeypatch.setattr(type(container.reranker), "rerank", broken)
-    unavailable(*search(keys["akb_test_replay_key"], rerankerEnabled=True))
+    status, body, _ = search(keys["akb_test_replay_key"], rerankerEnabled=True)
+    assert status == 200 and body["data"]["rerankerStatus"] == "unavailable"
+    assert body["data"]["results"] and all("rerankerScore" not in r for r in body["data"]["results"])
 
 
 @pytest.mark.parametrize(("failure", "retry_after"), [

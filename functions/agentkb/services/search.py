@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentkb.errors import BadRequest, DependencyError, NotFound, ServiceUnavailable
-from agentkb.models.domain import IndexHit, IndexQuery, KnowledgeBase, Principal
+from agentkb.models.domain import IndexHit, IndexQuery, KnowledgeBase, Principal, RerankOutcome
 from agentkb.models.search import KnowledgeSearchData, KnowledgeSearchRequest, KnowledgeSearchResult
 from agentkb.ports import Catalog, Embedder, Index, Reranker
 from agentkb.services.fusion import fair_share, fuse_reciprocal_rank
@@ -137,10 +137,15 @@ def _finish(request: KnowledgeSearchRequest, deps: SearchDeps, kb_ids: list[str]
         if not query or not chosen:
             status = "skipped"
         else:
-            outcome = deps.reranker.rerank(query, [h.content for h, _, _ in chosen], request.rerankerModel)
+            try:
+                outcome = deps.reranker.rerank(query, [h.content for h, _, _ in chosen], request.rerankerModel)
+            except DependencyError:  # a failed reranker never fails the search: retrieval order is kept
+                outcome = RerankOutcome("unavailable", reason="the reranker failed")
             status = outcome.status
-            if outcome.status == "applied":
+            if outcome.status == "applied" and len(outcome.scores) == len(chosen):
                 reranker_scores = outcome.scores
+            elif outcome.status == "applied":
+                status = "unavailable"  # a reranker answer that does not cover every candidate is not usable
     if reranker_scores is not None:
         order = sorted(range(len(chosen)), key=lambda i: (-reranker_scores[i], i))[:top_k]
         results = []
