@@ -66,17 +66,17 @@ class LocalEmbedder:
     dimension = DIMENSION
 
     def __init__(self) -> None:
-        self._session: Any = None
+        self._sessions: dict[str, Any] = {}
+        self._input_names: set[str] = set()
         self._tokenizer: Any = None
         self._lock = threading.Lock()
 
     def _load(self) -> None:
-        if self._session is not None:
+        if self._tokenizer is not None:
             return
         with self._lock:
-            if self._session is not None:
+            if self._tokenizer is not None:
                 return
-            import onnxruntime as ort
             from tokenizers import Tokenizer
 
             path = _model_path()
@@ -84,33 +84,26 @@ class LocalEmbedder:
             tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
             tokenizer.enable_truncation(max_length=MAX_TOKENS)
             tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-            options = ort.SessionOptions()
-            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            options.log_severity_level = 3
-            # One intra-op thread per core: more threads than cores halves throughput on small machines.
-            options.intra_op_num_threads = max(1, min(4, os.cpu_count() or 1))
-            try:
-                session = ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
-            except Exception as exc:  # onnxruntime raises its own exception types
-                raise EmbeddingUnavailable(f"the embedding model failed to load: {type(exc).__name__}",
-                                           code="embedding_failed") from exc
-            self._input_names = {i.name for i in session.get_inputs()}
+            # A query runs on one thread so the other core serves the lexical leg at the same time; document
+            # batches use every core (up to 4: more threads than cores halves throughput on small machines).
+            self._sessions = {"query": _session(path, 1), "batch": _session(path, max(1, min(4, os.cpu_count() or 1)))}
+            self._input_names = {i.name for i in self._sessions["query"].get_inputs()}
             self._tokenizer = tokenizer
-            self._session = session
 
-    def _encode(self, texts: Sequence[str]) -> list[list[float]]:
+    def _encode(self, texts: Sequence[str], session: str) -> list[list[float]]:
         import numpy as np
 
         self._load()
-        encodings = self._tokenizer.encode_batch(list(texts))
+        encodings = [self._tokenizer.encode(texts[0])] if len(texts) == 1 else self._tokenizer.encode_batch(
+            list(texts))
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
         try:
-            hidden = self._session.run(None, feeds)[0]
-        except Exception as exc:
+            hidden = self._sessions[session].run(None, feeds)[0]
+        except Exception as exc:  # onnxruntime raises its own exception types
             raise EmbeddingUnavailable(f"embedding inference failed: {type(exc).__name__}",
                                        code="embedding_failed") from exc
         weights = mask[..., None].astype(np.float32)
@@ -119,7 +112,7 @@ class LocalEmbedder:
         return [row.tolist() for row in pooled.astype(np.float32)]
 
     def embed_query(self, text: str) -> list[float]:
-        return self._encode([text])[0]
+        return self._encode([text], "query")[0]
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """Batches of similar length (little padding), results in input order."""
@@ -127,9 +120,26 @@ class LocalEmbedder:
         out: list[list[float]] = [[] for _ in texts]
         for start in range(0, len(order), BATCH_SIZE):
             batch = order[start:start + BATCH_SIZE]
-            for i, vector in zip(batch, self._encode([texts[i] for i in batch]), strict=True):
+            for i, vector in zip(batch, self._encode([texts[i] for i in batch], "batch"), strict=True):
                 out[i] = vector
         return out
+
+
+def _session(path: Path, threads: int) -> Any:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    options.intra_op_num_threads = threads
+    # Idle ORT threads otherwise spin after each run and slow the numpy/SQLite work that follows (3x here).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    try:
+        return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own exception types
+        raise EmbeddingUnavailable(f"the embedding model failed to load: {type(exc).__name__}",
+                                   code="embedding_failed") from exc
 
 
 @lru_cache(maxsize=1)

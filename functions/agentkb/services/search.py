@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from agentkb.errors import BadRequest, DependencyError, NotFound, ServiceUnavailable
@@ -13,6 +14,7 @@ from agentkb.services.tag_filters import compile_filters
 
 MIN_LEG_POOL = 50
 MAX_POOL = 100
+_LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="search-leg")
 
 
 @dataclass(frozen=True)
@@ -101,19 +103,26 @@ def search_knowledge(request: KnowledgeSearchRequest, principal: Principal, deps
 def _retrieve(deps: SearchDeps, kbs: list[KnowledgeBase], base: IndexQuery, query: str, mode: str,
               pool: int) -> tuple[list[tuple[IndexHit, float, float]], str | None]:
     leg_pool = max(pool, MIN_LEG_POOL) if mode == "hybrid" else pool
+    # The lexical leg needs no vector: it runs while the query is embedded (both release the GIL).
+    lexical_leg = _LEGS.submit(deps.index.lexical_search, _with(base, text=query, limit=leg_pool)) \
+        if mode == "hybrid" else None
     try:
         vector = _embed(deps, kbs, query)
     except DependencyError as exc:
-        if mode != "hybrid":
+        if lexical_leg is None:
             raise ServiceUnavailable("The embedding model is unavailable", retry_after_s=5,
                                      details={"reason": exc.code}) from exc
-        lexical = deps.index.lexical_search(_with(base, text=query, limit=leg_pool))
+        lexical = lexical_leg.result()
         return [(h, 0.0, 1.0 / (60 + i)) for i, h in enumerate(lexical, start=1)], "vector_unavailable"
-    if mode == "vector":
+    except BaseException:
+        if lexical_leg is not None:
+            lexical_leg.result()  # never leave a leg running behind an error
+        raise
+    if lexical_leg is None:
         hits = deps.index.vector_search(_with(base, vector=vector, limit=pool))
         return [(h, round(h.score, 6), round(h.score, 6)) for h in hits], None
-    lexical = deps.index.lexical_search(_with(base, text=query, vector=vector, limit=leg_pool))
     semantic = deps.index.vector_search(_with(base, vector=vector, limit=leg_pool))
+    lexical = lexical_leg.result()
     fused = _fuse(lexical, semantic)
     missing = [h.chunk_id for h, _ in fused if h.similarity is None]
     sims = deps.index.similarities(missing, vector) if missing else {}
