@@ -93,5 +93,12 @@ class DependencyError(Exception):
         self.retryable = retryable
 
 
+class WriteConflict(DependencyError):
+    """A concurrent writer changed the record between our read and our write: re-read and retry."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="write_conflict", retryable=True)
+
+
 class EmbeddingUnavailable(DependencyError):
     """The embedder failed or timed out. `code` is one of recall's vec_degraded codes."""

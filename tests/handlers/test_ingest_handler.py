@@ -139,3 +139,23 @@ def test_index_write_is_all_or_nothing(rw_key: str, container: Any) -> None:
     assert conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0
     assert conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] == 0
     assert conn.execute("SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH 'first'").fetchone()[0] == 0
+
+
+def test_concurrent_writes_of_one_name_all_land(rw_key: str, container: Any) -> None:
+    """Writers racing on one document name: the loser of the race re-reads and replaces, nobody gets a 500."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    kb = create_kb(rw_key)
+
+    def write(i: int) -> int:
+        response = invoke("ingest", rest_event("POST", f"/api/v2/knowledge/bases/{kb}/documents", {
+            "workspaceId": "ws1", "name": "race.md", "content": f"Version {i} of the racing document."}, key=rw_key))
+        return int(response["statusCode"])
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        statuses = list(pool.map(write, range(12)))
+    assert statuses == [201] * 12
+    conn = container.db.connection()
+    assert conn.execute("SELECT COUNT(*) FROM documents WHERE name = 'race.md'").fetchone()[0] == 1
+    (doc_id,) = conn.execute("SELECT id FROM documents WHERE name = 'race.md'").fetchone()
+    assert {r[0] for r in conn.execute("SELECT document_id FROM chunks")} == {doc_id}

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from agentkb.adapters.sqlite_db import Database
+from agentkb.errors import WriteConflict
 from agentkb.models.domain import Chunk, CompiledTagFilter, Document, IndexHit, IndexQuery, KnowledgeBase
 
 STOPWORDS = frozenset((
@@ -90,6 +91,15 @@ class SqliteIndex:
         columns = ["id", "workspace_id", "knowledge_base_id", "document_id", "chunk_index", "content",
                    "token_count", "content_hash", "embedding", *slot_values]
         sql = f"INSERT INTO chunks ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+        try:
+            self._write(kb, document, chunks, sql, slot_values)
+        except sqlite3.IntegrityError as exc:
+            if "documents.knowledge_base_id, documents.name" in str(exc):
+                raise WriteConflict(f"another document named {document.name!r} was written concurrently") from exc
+            raise
+
+    def _write(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk], sql: str,
+               slot_values: dict[str, Any]) -> None:
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM chunks WHERE document_id = ?", (document.id,))
             conn.execute(

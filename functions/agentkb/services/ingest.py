@@ -6,12 +6,20 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from agentkb.errors import BadRequest, Conflict, NotFound
-from agentkb.models.domain import Chunk, Document, EmbeddingProfile, KnowledgeBase, Principal
+from agentkb.errors import BadRequest, Conflict, NotFound, WriteConflict
+from agentkb.models.domain import Chunk, Document, EmbeddingProfile, KnowledgeBase, Principal, TagValue
 from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
 from agentkb.ports import Catalog, Embedder, EmbeddingCache, Index, Tokenizer
-from agentkb.services.chunking import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS, chunk_text, content_hash
+from agentkb.services.chunking import (
+    DEFAULT_CHUNK_TOKENS,
+    DEFAULT_OVERLAP_TOKENS,
+    TextChunk,
+    chunk_text,
+    content_hash,
+)
 from agentkb.services.tag_filters import assign_slots, validate_document_tags
+
+WRITE_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -73,25 +81,44 @@ def add_document(kb_id: str, request: AddDocumentRequest, principal: Principal, 
     if kb.profile.model != deps.embedder.model_id:
         raise Conflict("This deployment cannot embed for the knowledge base's embedding profile")
     tags = validate_document_tags(kb, request.tags)
-    previous = deps.catalog.find_document_by_name(kb.id, request.name)
     digest = content_hash(request.content)
-    if previous and (previous.content_hash, previous.tags, previous.source_url) == (digest, tags, request.sourceUrl):
-        return previous  # unchanged: nothing to re-index (idempotent re-ingest)
-    pieces = chunk_text(request.content, deps.tokenizer, deps.chunk_tokens, deps.overlap_tokens)
+    prepared: tuple[list[TextChunk], dict[str, list[float]]] | None = None
+    for _ in range(WRITE_ATTEMPTS):
+        previous = deps.catalog.find_document_by_name(kb.id, request.name)
+        if previous and (previous.content_hash, previous.tags, previous.source_url) == (digest, tags,
+                                                                                      request.sourceUrl):
+            return previous  # unchanged: nothing to re-index (idempotent re-ingest)
+        if prepared is None:  # chunked and embedded once, however many times the write is retried
+            prepared = _prepare(deps, kb, request.content)
+        document = _document(kb, request, previous, digest, tags, prepared[0])
+        try:
+            deps.index.write_document(kb, document, _chunks(document, *prepared))
+        except WriteConflict:
+            continue  # a concurrent write of the same name won the race: re-read it and replace it
+        return document
+    raise Conflict("The document is being written concurrently; retry the request")
+
+
+def _prepare(deps: IngestDeps, kb: KnowledgeBase, content: str) -> tuple[list[TextChunk], dict[str, list[float]]]:
+    pieces = chunk_text(content, deps.tokenizer, deps.chunk_tokens, deps.overlap_tokens)
     if not pieces:
         raise BadRequest("The document has no text", details=[{"path": "content", "message": "no tokens"}])
-    vectors = embed_chunks(deps, kb.profile, [(p.content_hash, p.content) for p in pieces])
-    document_id = previous.id if previous else str(uuid.uuid4())
-    document = Document(
-        id=document_id, knowledge_base_id=kb.id, workspace_id=kb.workspace_id, name=request.name,
-        source_url=request.sourceUrl, content_hash=digest, tags=tags,
-        chunk_count=len(pieces), token_count=sum(p.token_count for p in pieces),
-        created_at=previous.created_at if previous else _now(), revision=(previous.revision + 1) if previous else 1)
-    chunks = [Chunk(id=f"{document_id}:{document.revision}:{p.index}", document_id=document_id, chunk_index=p.index,
-                    content=p.content, token_count=p.token_count, content_hash=p.content_hash,
-                    embedding=vectors[p.content_hash]) for p in pieces]
-    deps.index.write_document(kb, document, chunks)
-    return document
+    return pieces, embed_chunks(deps, kb.profile, [(p.content_hash, p.content) for p in pieces])
+
+
+def _document(kb: KnowledgeBase, request: AddDocumentRequest, previous: Document | None, digest: str,
+              tags: dict[str, TagValue], pieces: list[TextChunk]) -> Document:
+    return Document(
+        id=previous.id if previous else str(uuid.uuid4()), knowledge_base_id=kb.id, workspace_id=kb.workspace_id,
+        name=request.name, source_url=request.sourceUrl, content_hash=digest, tags=tags, chunk_count=len(pieces),
+        token_count=sum(p.token_count for p in pieces), created_at=previous.created_at if previous else _now(),
+        revision=(previous.revision + 1) if previous else 1)
+
+
+def _chunks(document: Document, pieces: list[TextChunk], vectors: dict[str, list[float]]) -> list[Chunk]:
+    return [Chunk(id=f"{document.id}:{document.revision}:{p.index}", document_id=document.id, chunk_index=p.index,
+                  content=p.content, token_count=p.token_count, content_hash=p.content_hash,
+                  embedding=vectors[p.content_hash]) for p in pieces]
 
 
 def delete_document(kb_id: str, document_id: str, workspace_id: str, principal: Principal, deps: IngestDeps) -> None:
