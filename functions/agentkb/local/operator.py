@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from agentkb.services.ingest import IngestDeps
 
 SUFFIXES = (".md", ".markdown", ".txt")
 OPERATOR = Principal(id="operator", workspaces=("*",), scopes=("api:read", "api:write"))
+GROUP = 32  # files whose chunks are embedded together
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 
 
@@ -79,29 +80,51 @@ def split_front_matter(text: str, kb: KnowledgeBase) -> tuple[str, dict[str, Any
 
 def ingest_paths(container: Any, workspace: str, kb_ref: str, paths: list[Path],
                  progress: bool = True) -> dict[str, Any]:
-    """Ingest files one document each (unchanged files are skipped by content hash); returns a summary."""
+    """Ingest files one document each (unchanged files are skipped by content hash); returns a summary.
+
+    Files go in groups: a group's chunks are embedded in full batches first, then each file is written in its
+    own transaction, so one bad file fails alone.
+    """
     kb = resolve_kb(container, workspace, kb_ref)
     files = discover(paths)
     summary: dict[str, Any] = {"knowledgeBaseId": kb.id, "documents": 0, "chunks": 0, "failed": []}
-    bar = _progress(files, progress)
-    for path, name in bar:
-        try:
-            content, tags = split_front_matter(path.read_text(encoding="utf-8"), kb)
-            request = AddDocumentRequest(workspaceId=workspace, name=name, content=content, tags=tags or None)
-            doc = ingest.add_document(kb.id, request, OPERATOR, deps(container))
-        except (DomainError, ValueError, OSError) as exc:
-            summary["failed"].append({"path": str(path), "error": getattr(exc, "message", str(exc))})
-            continue
-        summary["documents"] += 1
-        summary["chunks"] += doc.chunk_count
+    ingest_deps = deps(container)
+    bar = _progress(len(files), progress)
+    for start in range(0, len(files), GROUP):
+        group = []
+        for path, name in files[start:start + GROUP]:
+            try:
+                content, tags = split_front_matter(path.read_text(encoding="utf-8"), kb)
+                group.append((path, AddDocumentRequest(workspaceId=workspace, name=name, content=content,
+                                                       tags=tags or None)))
+            except (ValueError, OSError) as exc:
+                summary["failed"].append({"path": str(path), "error": str(exc)})
+        ingest.prefetch_embeddings(ingest_deps, kb, [request.content for _, request in group])
+        for path, request in group:
+            try:
+                doc = ingest.add_document(kb.id, request, OPERATOR, ingest_deps)
+            except DomainError as exc:
+                summary["failed"].append({"path": str(path), "error": exc.message})
+                continue
+            summary["documents"] += 1
+            summary["chunks"] += doc.chunk_count
+        bar(len(files[start:start + GROUP]))
     return summary
 
 
-def _progress(files: list[tuple[Path, str]], enabled: bool) -> Iterable[tuple[Path, str]]:
+def _progress(total: int, enabled: bool) -> Callable[[int], None]:
+    """A progress bar's update function (tqdm on stderr), or a no-op."""
     if not enabled:
-        return files
+        return lambda _: None
     try:
         from tqdm import tqdm
     except ImportError:
-        return files
-    return tqdm(files, desc="ingest", unit="doc")  # type: ignore[no-any-return]
+        return lambda _: None
+    bar = tqdm(total=total, desc="ingest", unit="doc")
+
+    def advance(n: int) -> None:
+        bar.update(n)
+        if bar.n >= total:
+            bar.close()
+
+    return advance

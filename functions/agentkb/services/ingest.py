@@ -75,6 +75,22 @@ def embed_chunks(deps: IngestDeps, profile: EmbeddingProfile, texts: list[tuple[
     return vectors
 
 
+def prefetch_embeddings(deps: IngestDeps, kb: KnowledgeBase, contents: list[str]) -> int:
+    """Embed the chunks of many documents in one batched call, into the embedding cache; returns new vectors.
+
+    Bulk ingest calls this per group of documents before adding them one by one: each add_document then finds
+    its vectors in the cache, so the model sees full batches instead of a document's two or three chunks.
+    """
+    if deps.cache is None:
+        return 0
+    pairs = {p.content_hash: p.content for text in contents
+             for p in chunk_text(text, deps.tokenizer, deps.chunk_tokens, deps.overlap_tokens)}
+    missing = set(pairs) - set(deps.cache.get_many(kb.profile.key, list(pairs)))
+    if missing:
+        embed_chunks(deps, kb.profile, [(h, pairs[h]) for h in sorted(missing)])
+    return len(missing)
+
+
 def add_document(kb_id: str, request: AddDocumentRequest, principal: Principal, deps: IngestDeps) -> Document:
     """Chunk, embed and index one document atomically; a document with the same name is replaced."""
     kb = get_knowledge_base(deps.catalog, principal, request.workspaceId, kb_id)
