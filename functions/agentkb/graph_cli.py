@@ -54,14 +54,3 @@ def run_import(args: argparse.Namespace) -> int:
     print(json.dumps(result["data"]))
     return 0
 
-
-def main(argv: list[str] | None = None) -> int:
-    """Standalone entry (`python -m agentkb.graph_cli graph import ...`) until the agentkb CLI includes it."""
-    parser = argparse.ArgumentParser(prog="agentkb")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return int(args.func(args))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

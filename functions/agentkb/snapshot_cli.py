@@ -46,14 +46,3 @@ def run_verify(args: argparse.Namespace) -> int:
     print("ok")
     return 0
 
-
-def main(argv: list[str] | None = None) -> int:
-    """Standalone entry (`python -m agentkb.snapshot_cli snapshot verify FILE`) until the agentkb CLI includes it."""
-    parser = argparse.ArgumentParser(prog="agentkb")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return int(args.func(args))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

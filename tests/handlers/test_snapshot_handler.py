@@ -146,7 +146,7 @@ def test_direct_invocation(rw_key: str, kb: str, container: Any) -> None:
 
 def test_verify_cli_on_a_served_snapshot(rw_key: str, kb: str, tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    from agentkb.snapshot_cli import main
+    from agentkb.cli import main
 
     raw = call(recorded("create_ok", rw_key, kb))["body"]
     good = tmp_path / "snapshot.json"

@@ -174,7 +174,7 @@ def test_upsert_entity_by_identity_reuses_the_stored_id(store: Any) -> None:
 def test_cli_import_writes_and_rejects_with_one_line(tmp_path: Any, capsys: Any) -> None:
     import json
 
-    from agentkb.graph_cli import main
+    from agentkb.cli import main
 
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(batch([], [relation("r", "a", "b", ["x"])])))
