@@ -42,10 +42,11 @@ def main() -> None:
         sys.exit(f"no ingested corpus in {data_dir}: run bench/quality.py --dataset {args.dataset} first")
     os.environ["AGENTKB_DATA_DIR"] = str(data_dir)
 
+    from functions.search.handler import lambda_handler
+
     from agentkb.adapters.factory import get_container
     from agentkb.local.lambda_context import LocalLambdaContext
     from agentkb.services.auth import create_api_key
-    from functions.search.handler import lambda_handler
     from tests.helpers import rest_event
 
     c = get_container()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import re
-import time
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path

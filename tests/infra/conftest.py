@@ -22,12 +22,12 @@ os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 
 from aws_cdk import App  # noqa: E402
 from aws_cdk.assertions import Template  # noqa: E402
-from infra.app import build_app  # noqa: E402
-from infra.stacks.api_stack import ApiStack  # noqa: E402
-from infra.stacks.data_stack import DataStack  # noqa: E402
 
 from infra import bundling  # noqa: E402
 from infra import constants as c  # noqa: E402
+from infra.app import build_app  # noqa: E402
+from infra.stacks.api_stack import ApiStack  # noqa: E402
+from infra.stacks.data_stack import DataStack  # noqa: E402
 
 
 @dataclass

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 from aws_cdk.assertions import Match
-from infra.components.rest_api import GATEWAY_RESPONSES
 
 from infra import constants as c
+from infra.components.rest_api import GATEWAY_RESPONSES
 
 ENV_NAMES = {
     "AGENTKB_BACKEND", "AGENTKB_OPENSEARCH_ENDPOINT", "AGENTKB_OPENSEARCH_GENERATION",

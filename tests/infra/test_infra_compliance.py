@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import infra.components.functions
-import infra.components.rest_api
-import infra.components.storage
 import pytest
 from aws_cdk import Stack, Validations
 from aws_cdk.assertions import Annotations, Match
 from cdk_nag import AwsSolutionsChecks
+
+import infra.components.functions
+import infra.components.rest_api
+import infra.components.storage
 from infra.app import build_app
 
 ACK_MODULES = (infra.components.functions, infra.components.rest_api, infra.components.storage)

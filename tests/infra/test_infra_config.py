@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from infra.app import new_app
 from infra.config import DeploymentConfig
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 from aws_cdk.assertions import Match, Template
+
+from infra import constants as c
 from infra.app import new_app
 from infra.config import DeploymentConfig
 from infra.stacks.data_stack import DataStack
-
-from infra import constants as c
 
 
 def test_every_table_is_on_demand_pitr_and_encrypted(synthesized):

@@ -155,7 +155,11 @@ class SqliteGraphStore:
             for row in conn.execute(f"SELECT id, doc, canon FROM graph_entities WHERE workspace_id = ? "
                                     f"AND id IN ({_marks(len(part))})", (ws, *part)):
                 old[row["id"]] = (row["doc"], row["canon"])
-        rows, aliases, terms, dead_terms, dead_aliases = [], [], [], [], []
+        rows: list[Any] = []
+        aliases: list[Any] = []
+        terms: list[Any] = []
+        dead_terms: list[Any] = []
+        dead_aliases: list[Any] = []
         df: Counter[str] = Counter()
         moved: set[str] = set()
         added = 0
@@ -394,7 +398,8 @@ class SqliteGraphStore:
         top = [tuple(r) for r in conn.execute(sql, {**params, "limit": limit})] if limit else []
         count_sql = (f"SELECT COUNT(*) {postings}" if len(query.matching_terms) == 1
                      else f"SELECT COUNT(DISTINCT t.entity_id) {postings}")
-        return top, conn.execute(count_sql, params).fetchone()[0]  # type: ignore[return-value]
+        total: int = conn.execute(count_sql, params).fetchone()[0]
+        return top, total
 
     def entities(self, workspace_id: str, ids: Sequence[str]) -> list[EntityRecord]:
         conn = self._db.connection()

@@ -42,7 +42,7 @@ def _require_workspace(workspace_id: str) -> None:
         raise NotFound("Workspace not found")
 
 
-def _json(status: int, body: dict[str, Any]) -> Response:
+def _json(status: int, body: dict[str, Any]) -> Response[Any]:
     # Compact, insertion-ordered JSON: the same request on the same graph answers the same bytes.
     return Response(status_code=status, content_type="application/json",
                     body=json.dumps(body, ensure_ascii=False, separators=(",", ":")))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -43,9 +44,12 @@ def upsert_graph(store: GraphStore, request: GraphWriteRequest) -> dict[str, Any
             if end not in known:
                 issues.append({"path": f"relations.{i}.{name}", "message": "unknown entity"})
     batch_proofs = {p.id for p in request.proofs}
-    cited = {pid for item in (*request.entities, *request.relations) for pid in item.proofIds}
+    cited = {pid for e in request.entities for pid in e.proofIds} | {
+        pid for r in request.relations for pid in r.proofIds}
     known_proofs = batch_proofs | store.existing_proof_ids(ws, sorted(cited - batch_proofs))
-    for section, items in (("entities", request.entities), ("relations", request.relations)):
+    sections: tuple[tuple[str, Sequence[Any]], ...] = (("entities", request.entities),
+                                                         ("relations", request.relations))
+    for section, items in sections:
         for i, item in enumerate(items):
             for j, pid in enumerate(item.proofIds):
                 if pid not in known_proofs:

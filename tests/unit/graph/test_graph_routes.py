@@ -8,9 +8,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from tests.conftest import mint
 
 from conftest import ROOT, search_validator
+from tests.conftest import mint
 
 EVENTS = ROOT / "events" / "graph"
 CONTEXT = SimpleNamespace(function_name="fn", memory_limit_in_mb=512, aws_request_id="req-1",

@@ -8,7 +8,6 @@ import uuid
 from typing import Any
 
 import pytest
-from tests.unit.snapshot.conftest import ALICE, WS, assert_contract, inline, make_kb, request_body
 
 from agentkb.adapters.local_embedder import local_tokenizer
 from agentkb.api.graph_routes import graph_store
@@ -18,6 +17,7 @@ from agentkb.models.domain import Principal
 from agentkb.models.snapshot import CreateSnapshotRequest
 from agentkb.services.graph_write import parse_graph_write, upsert_graph
 from agentkb.services.snapshot import create_snapshot, get_snapshot, snapshot_hash
+from tests.unit.snapshot.conftest import ALICE, WS, assert_contract, inline, make_kb, request_body
 
 TOK = local_tokenizer()
 LONG = " ".join(f"Sentence number {i} explains one more detail of how invoices are reconciled." for i in range(60))
