@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "functions"), str(ROOT / "bench"), str(ROOT / "tests")]
 os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+os.environ.setdefault("AGENTKB_RATE_LIMIT_PER_MINUTE", "1000000")  # a benchmark, not a tenant
 
 from beir import load_corpus, load_qrels, load_queries, mrr_at, ndcg_at, percentile, recall_at  # noqa: E402
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from agentkb.ports import Tokenizer
 
-# Chosen with bench/quality.py on SciFact (see README Decisions): 200-token windows, 40 overlapping.
-DEFAULT_CHUNK_TOKENS = 200
-DEFAULT_OVERLAP_TOKENS = 40
+# Chosen with bench/quality.py on SciFact (see README Decisions): 128-token windows, 24 overlapping.
+DEFAULT_CHUNK_TOKENS = 128
+DEFAULT_OVERLAP_TOKENS = 24
 
 
 @dataclass(frozen=True, slots=True)
