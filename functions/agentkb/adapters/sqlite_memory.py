@@ -1,8 +1,9 @@
 """Embedded memory store: memory revisions, FTS5, exact cosine over cached vectors, memory<->entity links.
 
 Eligibility (visibility, owner, channel, project, confirmed, stale/superseded/expired, recency, sensitivity) is
-one SQL WHERE clause evaluated on a covering index before anything is ranked; the vector leg ranks only the
-row ids that clause selects. Vectors never change once written (a rewrite is a new row), so the per-workspace
+decided before anything is ranked: the lexical and entity legs by one SQL WHERE clause, the vector leg by the same
+rules as one numpy mask over the workspace's cached eligibility columns (a test holds the two equal), so the kNN
+ranks only eligible rows. Vectors never change once written (a rewrite is a new row), so the per-workspace
 matrix cache grows by appending rows newer than the ones it holds whenever `memory_meta.version` moves.
 """
 
@@ -65,6 +66,62 @@ class _Matrix:
     vectors: np.ndarray  # float32 [n, d], L2-normalised
 
 
+@dataclass
+class _Facets:
+    """The eligibility columns of a workspace's memories as arrays (strings as integer codes), by version."""
+
+    version: int
+    ids: np.ndarray
+    vis: np.ndarray
+    project: np.ndarray
+    channel: np.ndarray
+    owner: np.ndarray
+    sensitivity: np.ndarray
+    confirmed: np.ndarray
+    live: np.ndarray  # not superseded and not stale
+    valid_until: np.ndarray  # +inf when open-ended
+    updated_at: np.ndarray
+    codes: dict[str, dict[str | None, int]]
+
+    @classmethod
+    def build(cls, version: int, rows: Sequence[Any]) -> _Facets:
+        codes: dict[str, dict[str | None, int]] = {"project": {None: -1}, "channel": {None: -1}, "owner": {None: -1}}
+
+        def coded(name: str, column: int) -> np.ndarray:
+            table = codes[name]
+            return np.fromiter((table.setdefault(r[column], len(table)) for r in rows), np.int64, len(rows))
+
+        def col(column: int, dtype: Any) -> np.ndarray:
+            return np.fromiter((r[column] for r in rows), dtype, len(rows))
+
+        valid = np.fromiter((np.inf if r[9] is None else r[9] for r in rows), np.float64, len(rows))
+        return cls(version, col(0, np.int64), col(1, np.int64), coded("project", 2), coded("channel", 3),
+                   coded("owner", 4), col(5, np.int64), col(6, np.int64) == 1,
+                   (col(7, np.int64) == 0) & (col(8, np.int64) == 0), valid, col(10, np.float64), codes)
+
+
+def eligibility_mask(f: _Facets, scope: RecallScope) -> np.ndarray:
+    """Exactly eligibility_sql's WHERE clause, evaluated over cached columns (no row scan in SQL)."""
+    unknown = -2  # a request value no memory holds; None in the request never equals a memory's NULL
+    project = f.codes["project"].get(scope.project_id, unknown) if scope.project_id is not None else unknown
+    channel = f.codes["channel"].get(scope.channel_id, unknown) if scope.channel_id is not None else unknown
+    owner = f.codes["owner"].get(scope.principal_id, unknown)
+    p_rank, c_rank, o_rank = (VISIBILITY_RANK[v] for v in ("project", "channel", "personal"))
+    mask = (f.vis >= scope.audience_rank) & (
+        (f.vis > p_rank) | ((f.vis == p_rank) & (f.project == project))
+        | ((f.vis == c_rank) & (f.channel == channel)) | ((f.vis == o_rank) & (f.owner == owner)))
+    mask &= (f.sensitivity & (7 & ~scope.allowed_sensitivity)) == 0
+    if scope.project_only:  # SQL `IS`: a request without a project keeps the memories without one
+        mask &= f.project == (f.codes["project"].get(scope.project_id, unknown))
+    if not scope.include_unconfirmed:
+        mask &= f.confirmed
+    if not scope.include_stale:
+        mask &= f.live & (f.valid_until > scope.now)
+    if scope.since is not None:
+        mask &= f.updated_at >= scope.since
+    return mask  # type: ignore[no-any-return]
+
+
 def eligibility_sql(scope: RecallScope) -> tuple[str, dict[str, Any]]:
     """The WHERE clause (over alias `m`) that makes a memory eligible for a recall scope."""
     params: dict[str, Any] = {"ws": scope.workspace_id, "aud": scope.audience_rank, "me": scope.principal_id,
@@ -106,6 +163,7 @@ class SqliteMemoryStore:
     def __init__(self, db: Database) -> None:
         self.db = db
         self._matrices: dict[str, _Matrix] = {}
+        self._facet_cache: dict[str, _Facets] = {}
         self._lock = threading.Lock()
 
     # -- writes -------------------------------------------------------------------------------------------------
@@ -210,10 +268,23 @@ class SqliteMemoryStore:
         return int(m.vectors.shape[1]) if len(m.ids) else None
 
     def _eligible(self, conn: sqlite3.Connection, scope: RecallScope) -> np.ndarray:
-        where, params = eligibility_sql(scope)
-        # One string from SQLite instead of a Python row per id: the scan stays inside the covering index.
-        joined = conn.execute(f"SELECT group_concat(m.id) FROM memories m WHERE {where}", params).fetchone()[0]
-        return np.array(joined.split(","), dtype=np.int64) if joined else np.zeros(0, np.int64)
+        """Ids of the eligible memories: eligibility_sql's rules as one vectorised mask over cached columns."""
+        f = self._facets(conn, scope.workspace_id)
+        eligible: np.ndarray = f.ids[eligibility_mask(f, scope)]
+        return eligible
+
+    def _facets(self, conn: sqlite3.Connection, ws: str) -> _Facets:
+        row = conn.execute("SELECT version FROM memory_meta WHERE workspace_id = ?", (ws,)).fetchone()
+        version = row[0] if row else 0
+        cached = self._facet_cache.get(ws)
+        if cached is not None and cached.version == version:
+            return cached
+        rows = conn.execute(
+            "SELECT id, vis_rank, project_id, channel_id, owner_id, sensitivity, confirmed, superseded, stale,"
+            " valid_until, updated_at FROM memories WHERE workspace_id = ? ORDER BY id", (ws,)).fetchall()
+        facets = _Facets.build(version, rows)
+        self._facet_cache[ws] = facets
+        return facets
 
     def vector_search(self, scope: RecallScope, vector: Sequence[float], k: int,
                       lifted: Collection[int] = (), lift: float = 0.0) -> list[tuple[int, float]]:
