@@ -24,7 +24,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> SqliteMemoryStore:
     rows = []
     for i in range(1, 601):
         vis = rng.choice(list(VISIBILITY_RANK))
-        rows.append((i, "ws", rng.choice([None, "p1", "p2"]), vis, VISIBILITY_RANK[vis], rng.choice([None, "ann", "bob"]),
+        rows.append((i, "ws", rng.choice([None, "p1", "p2"]), vis, VISIBILITY_RANK[vis],
+                     rng.choice([None, "ann", "bob"]),
                      rng.choice([None, "c1", "c2"]), "note", f"m{i}", "", "", rng.randint(0, 1), rng.randint(0, 1),
                      rng.randint(0, 1), 1, rng.choice([None, NOW - 10, NOW + 10]), rng.randint(0, 7), "h", "t",
                      NOW - rng.randint(0, 40) * 86_400, "[]", 0))
