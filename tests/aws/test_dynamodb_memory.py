@@ -1,0 +1,157 @@
+"""DynamoDbMemoryStore on moto next to SqliteMemoryStore: the same writes, the same eligible answers."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aws_env import REGION, AwsEnv
+
+from agentkb.adapters.dynamodb_memory import DynamoDbMemoryStore
+from agentkb.adapters.dynamodb_tables import aws_client
+from agentkb.adapters.sqlite_db import Database
+from agentkb.adapters.sqlite_memory import SqliteMemoryStore
+from agentkb.errors import Conflict
+from agentkb.models.memory import VISIBILITY_RANK, IdempotencyRecord, MemoryRecord
+from agentkb.models.recall import RecallScope
+
+WS = "ws1"
+NOW = 1_750_000_000.0
+
+
+def unit(*values: float) -> list[float]:
+    norm = math.sqrt(sum(v * v for v in values))
+    return [v / norm for v in values]
+
+
+def record(name: str, body: str = "deploy notes", **fields: Any) -> MemoryRecord:
+    base: dict[str, Any] = {
+        "workspace_id": WS, "project_id": None, "visibility": "workspace", "owner_id": "alice", "channel_id": None,
+        "type": "note", "name": name, "description": f"about {name}", "body": body, "confirmed": True,
+        "stale": False, "valid_until": None, "sensitivity": 0, "source": None, "request_hash": f"h-{name}",
+        "created_at": "2025-06-01T00:00:00Z", "updated_at": NOW - 100, "embedding": unit(1, 0, 0, 0),
+        "entity_ids": ()}
+    return MemoryRecord(**{**base, **fields})
+
+
+def scope(**fields: Any) -> RecallScope:
+    base: dict[str, Any] = {"workspace_id": WS, "audience_rank": VISIBILITY_RANK["personal"], "principal_id": "alice",
+                            "project_id": None, "channel_id": None, "project_only": False,
+                            "include_unconfirmed": False, "include_stale": False, "now": NOW, "since": None,
+                            "allowed_sensitivity": 0}
+    return RecallScope(**{**base, **fields})
+
+
+MATRIX = [
+    record("ws-open", embedding=unit(1, 0.1, 0, 0), entity_ids=("e1", "e2")),
+    record("proj-a", project_id="pa", visibility="project", embedding=unit(1, 0.2, 0, 0), entity_ids=("e1",)),
+    record("proj-b", project_id="pb", visibility="project", embedding=unit(1, 0.3, 0, 0), entity_ids=("e1",)),
+    record("chan-x", channel_id="cx", visibility="channel", embedding=unit(0.9, 0.5, 0, 0)),
+    record("mine", visibility="personal", owner_id="alice", embedding=unit(0.5, 1, 0, 0), entity_ids=("e2",)),
+    record("theirs", visibility="personal", owner_id="bob", embedding=unit(0.4, 1, 0, 0), entity_ids=("e2",)),
+    record("org", visibility="organization", body="billing service deploy", embedding=unit(0, 1, 0, 0)),
+    record("unconfirmed", confirmed=False, embedding=unit(0, 0, 1, 0), entity_ids=("e1",)),
+    record("stale", stale=True, embedding=unit(0, 0, 1, 0.1)),
+    record("expired", valid_until=NOW - 1, embedding=unit(0, 0, 0.1, 1)),
+    record("valid", valid_until=NOW + 1000, updated_at=NOW - 10, embedding=unit(0, 0, 1, 1), entity_ids=("e1",)),
+    record("code", sensitivity=1, embedding=unit(1, 1, 1, 0), body="billing code snippet"),
+    record("customer", sensitivity=2, embedding=unit(1, 1, 0, 1)),
+    record("old", updated_at=NOW - 100_000, embedding=unit(1, 0, 1, 0), body="billing runbook old"),
+    record("proj-a-ws", project_id="pa", embedding=unit(0.7, 0.7, 0.1, 0)),
+]
+
+SCOPES = [
+    scope(),
+    scope(audience_rank=VISIBILITY_RANK["project"], project_id="pa"),
+    scope(project_id="pa", project_only=True),
+    scope(project_only=True),
+    scope(channel_id="cx", principal_id="bob"),
+    scope(include_unconfirmed=True, include_stale=True),
+    scope(allowed_sensitivity=1, since=NOW - 1000),
+    scope(allowed_sensitivity=7, audience_rank=VISIBILITY_RANK["organization"]),
+    scope(workspace_id="other"),
+]
+
+
+@pytest.fixture()
+def stores(aws: AwsEnv, tmp_path: Path) -> tuple[SqliteMemoryStore, DynamoDbMemoryStore]:
+    return (SqliteMemoryStore(Database(tmp_path / "memory.sqlite3")),
+            DynamoDbMemoryStore(lambda: aws_client("dynamodb", REGION), aws.tables["memory"]))
+
+
+def close(a: list[tuple[int, float]], b: list[tuple[int, float]]) -> bool:
+    return [i for i, _ in a] == [i for i, _ in b] and all(
+        abs(x - y) < 1e-5 for (_, x), (_, y) in zip(a, b, strict=True))
+
+
+@pytest.mark.parametrize("bulk", [False, True])
+def test_eligibility_matrix_matches_the_embedded_store(stores: Any, bulk: bool) -> None:
+    for store in stores:
+        if bulk:
+            assert store.insert_many(MATRIX) == list(range(1, len(MATRIX) + 1))
+        else:
+            assert [store.insert(r).memory_id for r in MATRIX] == list(range(1, len(MATRIX) + 1))
+    sqlite, ddb = stores
+    query = unit(1, 0.25, 0.1, 0)
+    for sc in SCOPES:
+        expected = sqlite.vector_search(sc, query, 50)
+        assert close(ddb.vector_search(sc, query, 50), expected), sc
+        assert close(ddb.vector_search(sc, query, 3, lifted=[5, 11], lift=0.5),
+                     sqlite.vector_search(sc, query, 3, lifted=[5, 11], lift=0.5)), sc
+        assert ddb.linked_memories(sc, ["e1", "e2", "e9"], 2) == sqlite.linked_memories(sc, ["e1", "e2", "e9"], 2)
+        for text in ("billing", "deploy billing", "the", "zzz"):  # whole words: the same memories match
+            assert ({i for i, _ in ddb.lexical_search(sc, text, 50)}
+                    == {i for i, _ in sqlite.lexical_search(sc, text, 50)}), (sc, text)
+    ids = list(range(1, len(MATRIX) + 3))
+    assert ddb.views(WS, ids) == sqlite.views(WS, ids)
+    assert ddb.entity_links(WS, ids) == sqlite.entity_links(WS, ids)
+    assert ddb.views("other", ids) == {} and ddb.entity_links("other", ids) == {}
+    sims_a, sims_b = ddb.similarities(WS, ids, query), sqlite.similarities(WS, ids, query)
+    assert sims_a.keys() == sims_b.keys() and all(abs(sims_a[i] - sims_b[i]) < 1e-5 for i in sims_a)
+    assert ddb.vector_dimension(WS) == sqlite.vector_dimension(WS) == 4
+    assert ddb.vector_dimension("other") is sqlite.vector_dimension("other") is None
+
+
+def test_lexical_ranks_name_matches_first_and_returns_positive_scores(stores: Any) -> None:
+    _sqlite, ddb = stores
+    ddb.insert_many([record("billing", body="unrelated text"), record("notes", body="billing billing mention"),
+                     record("other", body="nothing to see")])
+    hits = ddb.lexical_search(scope(), "billing", 10)
+    assert [i for i, _ in hits] == [1, 2] and all(score > 0 for _, score in hits)
+    assert ddb.lexical_search(scope(), "billing", 1) == hits[:1]
+    assert ddb.lexical_search(scope(), "   ", 10) == []
+
+
+def test_superseding_and_idempotency_match_the_embedded_store(stores: Any) -> None:
+    for store in stores:
+        first = store.insert(record("runbook"), IdempotencyRecord("alice", "k1", "b1"))
+        second = store.insert(record("runbook", body="v2", request_hash="h2", embedding=unit(0, 1, 0, 0)),
+                              IdempotencyRecord("alice", "k2", "b2"))
+        with pytest.raises(Conflict):
+            store.insert(record("other"), IdempotencyRecord("alice", "k1", "b9"))
+        assert (first.memory_id, second.memory_id, second.revision) == (1, 2, 2)
+    sqlite, ddb = stores
+    assert ddb.find_live(WS, "runbook") == sqlite.find_live(WS, "runbook")
+    assert ddb.find_live(WS, "runbook").response["supersedes"] == 1  # type: ignore[union-attr]
+    assert ddb.find_live(WS, "missing") is None is sqlite.find_live(WS, "missing")
+    for principal, k in itertools.product(("alice", "bob"), ("k1", "k2", "k3")):
+        assert ddb.find_idempotent(WS, principal, k) == sqlite.find_idempotent(WS, principal, k)
+    for sc in (scope(), scope(include_stale=True)):  # the superseded revision is stale for recall
+        assert close(ddb.vector_search(sc, unit(1, 0, 0, 0), 10), sqlite.vector_search(sc, unit(1, 0, 0, 0), 10))
+
+
+def test_a_lost_race_for_a_live_name_is_a_conflict(stores: Any) -> None:
+    _sqlite, ddb = stores
+    ddb.insert(record("runbook"))
+    racer = DynamoDbMemoryStore(ddb._client, ddb.table)
+    pointer = ddb._get(f"MW#{WS}", "N#runbook")
+    ddb.insert(replace(record("runbook"), body="v2"))  # wins after the racer read the name
+    real_get = racer._get
+    racer._get = lambda pk, sk: pointer if sk == "N#runbook" else real_get(pk, sk)  # type: ignore[method-assign]
+    with pytest.raises(Conflict):
+        racer.insert(replace(record("runbook"), body="v2b"))
+    assert ddb.find_live(WS, "runbook").revision == 2  # type: ignore[union-attr]
