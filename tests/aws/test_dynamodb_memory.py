@@ -155,3 +155,21 @@ def test_a_lost_race_for_a_live_name_is_a_conflict(stores: Any) -> None:
     with pytest.raises(Conflict):
         racer.insert(replace(record("runbook"), body="v2b"))
     assert ddb.find_live(WS, "runbook").revision == 2  # type: ignore[union-attr]
+
+
+def test_stopwords_match_the_embedded_fts_query() -> None:
+    from agentkb.adapters import dynamodb_memory, sqlite_index
+
+    assert dynamodb_memory.STOPWORDS == sqlite_index.STOPWORDS
+    assert dynamodb_memory.MAX_QUERY_TERMS == sqlite_index.MAX_QUERY_TERMS
+
+
+def test_the_aws_container_serves_the_dynamodb_memory_and_graph_stores(aws_settings: AwsEnv) -> None:
+    from agentkb.adapters.dynamodb_graph import DynamoDbGraphStore
+    from agentkb.adapters.factory import get_container
+
+    container = get_container()
+    assert isinstance(container.memories, DynamoDbMemoryStore)
+    assert container.memories.table == aws_settings.tables["memory"]
+    assert isinstance(container.graph, DynamoDbGraphStore)
+    assert container.graph.table == aws_settings.tables["graph"]

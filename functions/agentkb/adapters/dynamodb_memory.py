@@ -49,6 +49,14 @@ from agentkb.models.recall import MemoryView, RecallScope
 STORE = "memory"
 _WORD = re.compile(r"\w+")
 _FIELD_WEIGHTS = (("name", 2.0), ("description", 1.5), ("body", 1.0))
+MAX_QUERY_TERMS = 64
+# sqlite_index.STOPWORDS, copied: that module imports numpy, absent from the AWS bundle (a test holds them equal)
+STOPWORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "how", "i", "if", "in",
+    "into", "is", "it", "its", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they",
+    "this", "to", "was", "what", "when", "where", "which", "who", "why", "will", "with", "do", "does", "did",
+    "can",
+))
 
 
 def _mid(memory_id: int) -> str:
@@ -65,8 +73,6 @@ def _unpack(blob: bytes) -> tuple[float, ...]:
 
 def _query_terms(text: str) -> list[str]:
     """The embedded FTS query's terms: distinct lowercase words without stopwords (unless only stopwords)."""
-    from agentkb.adapters.sqlite_index import MAX_QUERY_TERMS, STOPWORDS
-
     words = list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if w.strip("_")))
     return ([w for w in words if w not in STOPWORDS] or words)[:MAX_QUERY_TERMS]
 

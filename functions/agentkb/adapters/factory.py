@@ -128,10 +128,17 @@ class Container:
 
     @cached_property
     def memories(self) -> Any:
+        if self.settings.backend == "aws":
+            return self.aws.memories
         self._require_embedded()
         from agentkb.adapters.sqlite_memory import SqliteMemoryStore
 
         return SqliteMemoryStore(self.db)
+
+    @cached_property
+    def graph(self) -> Any:
+        """The AWS graph store; None on the embedded engine (graph_routes builds it over `db`)."""
+        return self.aws.graph if self.settings.backend == "aws" else None
 
 
 @lru_cache(maxsize=1)
@@ -231,6 +238,18 @@ class AwsPorts:
 
         return DynamoDbSnapshotStore(self.client("dynamodb"), self._required("snapshot_table"), self.client("s3"),
                                      self.settings.bucket, self.catalog)
+
+    @cached_property
+    def memories(self) -> Any:
+        from agentkb.adapters.dynamodb_memory import DynamoDbMemoryStore
+
+        return DynamoDbMemoryStore(self.client("dynamodb"), self._required("memory_table"))
+
+    @cached_property
+    def graph(self) -> Any:
+        from agentkb.adapters.dynamodb_graph import DynamoDbGraphStore
+
+        return DynamoDbGraphStore(self.client("dynamodb"), self._required("graph_table"))
 
     def read_object(self, bucket: str, key: str) -> bytes:
         """An uploaded object's bytes (the ingest queue's S3 notifications)."""
