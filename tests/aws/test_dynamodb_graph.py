@@ -248,3 +248,17 @@ def test_source_hash_is_cached_per_version(both: Both, aws: AwsEnv) -> None:
     ddb.update_item(TableName=table, Key={"pk": {"S": "G#demo"}, "sk": {"S": "#META"}},
                     UpdateExpression="ADD version :one", ExpressionAttributeValues={":one": {"N": "1"}})
     assert both.ddb.source_hash(WS) == first  # recomputed for the new version
+
+
+def test_a_read_only_role_still_answers_the_source_hash(both: Both, monkeypatch: pytest.MonkeyPatch) -> None:
+    from botocore.exceptions import ClientError
+
+    first = both.write(copy.deepcopy(DEMO))["graphSourceHash"]
+    both.upsert(GraphBatch(relations=(RelationRecord("w1", "svc:billing-api", "api:billing-v1", "mentions"),)))
+    client = aws_client("dynamodb", REGION)
+
+    def denied(**_kwargs: Any) -> Any:
+        raise ClientError({"Error": {"Code": "AccessDeniedException", "Message": "no"}}, "UpdateItem")
+
+    monkeypatch.setattr(client, "update_item", denied)
+    assert both.ddb.source_hash(WS) == both.sqlite.source_hash(WS) != first

@@ -541,9 +541,9 @@ class DynamoDbGraphStore:
                         UpdateExpression="SET #h = :h, hash_version = :v", ConditionExpression="version = :v",
                         ExpressionAttributeNames={"#h": "hash"},
                         ExpressionAttributeValues={":h": s(digest), ":v": n(version)})
-                except Exception as exc:
-                    if not is_conditional_failure(exc):
-                        raise store_failure(exc, store=STORE) from exc
+                except Exception as exc:  # best effort: read-only roles (search) cannot write the cache
+                    if client_error_code(exc) is None and not hasattr(exc, "response"):
+                        raise
             return digest
         return self._compute_hash(g)
 
