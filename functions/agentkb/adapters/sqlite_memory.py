@@ -336,7 +336,7 @@ class SqliteMemoryStore:
             part = ids[start:start + _CHUNK]
             for mid, eid in self.db.connection().execute(
                     f"SELECT memory_id, entity_id FROM memory_entities WHERE memory_id IN ({','.join('?' * len(part))})"
-                    " AND workspace_id = ? ORDER BY memory_id, entity_id", (*part, workspace_id)):
+                    " AND +workspace_id = ? ORDER BY memory_id, entity_id", (*part, workspace_id)):
                 out.setdefault(int(mid), []).append(eid)
         return out
 
@@ -362,7 +362,7 @@ class SqliteMemoryStore:
             part = ids[start:start + _CHUNK]
             for r in self.db.connection().execute(
                     "SELECT id, name, COALESCE(project_id, workspace_id), type, description, substr(body, 1, 200)"
-                    f" FROM memories WHERE workspace_id = ? AND id IN ({','.join('?' * len(part))})",
+                    f" FROM memories WHERE +workspace_id = ? AND id IN ({','.join('?' * len(part))})",
                     (workspace_id, *part)):
                 out[int(r[0])] = MemoryView(int(r[0]), r[1], r[2], r[3], r[4], r[5])
         return out
