@@ -159,3 +159,24 @@ def test_concurrent_writes_of_one_name_all_land(rw_key: str, container: Any) -> 
     assert conn.execute("SELECT COUNT(*) FROM documents WHERE name = 'race.md'").fetchone()[0] == 1
     (doc_id,) = conn.execute("SELECT id FROM documents WHERE name = 'race.md'").fetchone()
     assert {r[0] for r in conn.execute("SELECT document_id FROM chunks")} == {doc_id}
+
+
+def test_concurrent_requests_never_see_each_other(container: Any) -> None:
+    """Fresh process state, many first requests at once: each answer belongs to its own request."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.helpers import mint
+
+    keys = [mint(container, ["ws1"], ["api:read", "api:write"], f"p{i}") for i in range(16)]
+    kb = create_kb(keys[0])
+
+    def write(i: int) -> tuple[int, str]:
+        response = invoke("ingest", rest_event("POST", f"/api/v2/knowledge/bases/{kb}/documents", {
+            "workspaceId": "ws1", "name": f"doc-{i}.md", "content": f"Document {i}."}, key=keys[i]))
+        return int(response["statusCode"]), body_of(response)["data"]["name"]
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(write, range(16)))
+    assert answers == [(201, f"doc-{i}.md") for i in range(16)]
+    names = {r[0] for r in container.db.connection().execute("SELECT name FROM documents")}
+    assert names == {f"doc-{i}.md" for i in range(16)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -72,21 +73,38 @@ class SqliteRateLimiter:
 
 
 class FileSecretStore:
-    """Local secrets port: a random pepper in <data-dir>/secrets/pepper (0600), created on first use."""
+    """Local secrets port: a random pepper in <data-dir>/secrets/pepper (0600), created on first use.
+
+    Created atomically (written to a private temp file, then hard-linked into place): racing threads or
+    processes all end up reading the one complete pepper, never a partial or a second one.
+    """
 
     def __init__(self, data_dir: Path) -> None:
         self.path = Path(data_dir) / "secrets" / "pepper"
         self._pepper: bytes | None = None
+        self._lock = threading.Lock()
 
     def key_pepper(self) -> bytes:
         if self._pepper is None:
-            if not self.path.exists():
-                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(secrets.token_bytes(32))
-            self._pepper = self.path.read_bytes()
+            with self._lock:
+                if self._pepper is None:
+                    if not self.path.exists():
+                        self._create()
+                    self._pepper = self.path.read_bytes()
         return self._pepper
+
+    def _create(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = self.path.with_name(f".pepper.{os.getpid()}.{threading.get_ident()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_bytes(32))
+        try:
+            os.link(tmp, self.path)  # atomic: fails if another writer got there first
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink()
 
 
 class SqliteEmbeddingCache:

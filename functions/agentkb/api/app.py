@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
-import queue
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, APIGatewayRestResolver, Response
@@ -23,7 +21,6 @@ from agentkb.errors import BadRequest, DependencyError, DomainError, NotFound, S
 from agentkb.models.domain import Principal
 
 JSON = "application/json"
-MAX_CONCURRENT_RESOLVERS = 8
 # Powertools' resolver logs each route call's arguments (the parsed request body) at DEBUG: request bodies must
 # never reach the logs, even with POWERTOOLS_DEBUG or a DEBUG application log level.
 logging.getLogger("aws_lambda_powertools.event_handler").setLevel(logging.INFO)
@@ -88,46 +85,23 @@ def _resolver(cls: type[ApiGatewayResolver], routers: Sequence[Router]) -> ApiGa
     return app
 
 
-class _Resolvers:
-    """A REST v1 and an HTTP v2 resolver over the same routers."""
-
-    def __init__(self, routers: Sequence[Router]) -> None:
-        self.rest = _resolver(APIGatewayRestResolver, routers)
-        self.http = _resolver(APIGatewayHttpResolver, routers)
-
-
 class FunctionApp:
     """The API of one Lambda function, callable with REST v1, HTTP v2 or direct-invocation events.
 
-    A Powertools resolver keeps per-request state on itself, so one resolver serves one request at a time. Lambda
-    sends one request at a time; the threaded local gateway borrows resolvers from a small pool instead.
+    Powertools resolvers keep per-request state on themselves and on the routers they include, so a function
+    resolves one request at a time: Lambda sends one at a time anyway, and the threaded local gateway is
+    serialised here (two resolvers over the same routers were seen answering each other's requests).
     """
 
     def __init__(self, name: str, routers: Sequence[Router]) -> None:
         self.name = name
-        self._routers = list(routers)
-        self._idle: queue.LifoQueue[_Resolvers] = queue.LifoQueue()
-        self._idle.put(_Resolvers(self._routers))
-        self._created = 1
+        self.rest = _resolver(APIGatewayRestResolver, routers)
+        self.http = _resolver(APIGatewayHttpResolver, routers)
         self._lock = threading.Lock()
 
-    @contextmanager
-    def _borrow(self) -> Iterator[_Resolvers]:
-        try:
-            resolvers = self._idle.get_nowait()
-        except queue.Empty:
-            with self._lock:
-                grow = self._created < MAX_CONCURRENT_RESOLVERS
-                self._created += int(grow)
-            resolvers = _Resolvers(self._routers) if grow else self._idle.get()
-        try:
-            yield resolvers
-        finally:
-            self._idle.put(resolvers)
-
     def openapi(self) -> dict[str, Any]:
-        with self._borrow() as resolvers:
-            raw = resolvers.rest.get_openapi_json_schema(title="agentkb", version="1.0.0")
+        with self._lock:
+            raw = self.rest.get_openapi_json_schema(title="agentkb", version="1.0.0")
         document: dict[str, Any] = json.loads(raw)
         return document
 
@@ -153,8 +127,8 @@ class FunctionApp:
         context.set_principal(principal)
         context.set_rate(decision)
         try:
-            with self._borrow() as resolvers:
-                result = (resolvers.http if is_v2 else resolvers.rest).resolve(event, lambda_context)
+            with self._lock:
+                result = (self.http if is_v2 else self.rest).resolve(event, lambda_context)
         finally:
             context.set_principal(None)
             context.set_rate(None)
