@@ -97,7 +97,8 @@ class FunctionApp:
         self.name = name
         self.rest = _resolver(APIGatewayRestResolver, routers)
         self.http = _resolver(APIGatewayHttpResolver, routers)
-        self._lock = threading.Lock()
+        # Re-entrant: GET /openapi.json runs inside the search function and asks every function (itself too).
+        self._lock = threading.RLock()
 
     def openapi(self) -> dict[str, Any]:
         with self._lock:
