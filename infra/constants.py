@@ -76,6 +76,8 @@ STAGE_PATTERN = r"^[a-z][a-z0-9-]{1,11}$"  # keeps every derived AOSS name <= 28
 
 # OpenSearch Serverless
 INDEX_PREFIX = SERVICE
+# Objects created under this prefix are announced on the ingest queue (key: uploads/<workspace>/<kb>/<name>).
+UPLOAD_PREFIX = "uploads/"
 AOSS_READ_PERMISSIONS = ("aoss:DescribeIndex", "aoss:ReadDocument")
 AOSS_WRITE_PERMISSIONS = (
     "aoss:CreateIndex",

@@ -74,6 +74,19 @@ def test_ingest_queue_has_sse_dlq_and_a_dlq_depth_alarm(synthesized):
     })
 
 
+def test_uploads_are_announced_on_the_ingest_queue(synthesized):
+    synthesized.data.has_resource_properties("Custom::S3BucketNotifications", {
+        "NotificationConfiguration": {"QueueConfigurations": [Match.object_like({
+            "Events": ["s3:ObjectCreated:*"],
+            "Filter": {"Key": {"FilterRules": [{"Name": "prefix", "Value": c.UPLOAD_PREFIX}]}},
+        })]},
+    })
+    queue_policies = synthesized.resources(synthesized.data_json, "AWS::SQS::QueuePolicy")
+    statements = [st for p in queue_policies.values() for st in p["Properties"]["PolicyDocument"]["Statement"]]
+    assert any(st.get("Principal") == {"Service": "s3.amazonaws.com"} and "sqs:SendMessage" in st["Action"]
+               for st in statements)
+
+
 def test_collection_is_vectorsearch_and_created_after_both_security_policies(synthesized):
     policies = synthesized.resources(synthesized.data_json, "AWS::OpenSearchServerless::SecurityPolicy")
     by_type = {p["Properties"]["Type"]: (logical_id, json.loads(p["Properties"]["Policy"]))
