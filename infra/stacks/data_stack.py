@@ -11,10 +11,10 @@ from aws_cdk import aws_s3_notifications as s3n
 from constructs import Construct
 from infra import constants as c
 from infra.components.ingest_queue import IngestQueue
-from infra.nag import acknowledge
 from infra.components.storage import DocumentBucket, KeyPepper, Tables
 from infra.components.vector_collection import VectorCollection
 from infra.config import DeploymentConfig
+from infra.nag import acknowledge
 
 
 class DataStack(Stack):
