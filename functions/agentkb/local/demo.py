@@ -112,7 +112,8 @@ def run_demo(container: Any, host: str, port: int) -> None:
     docs = state["documents"]
     print(f"\nagentkb demo ready - workspace '{WORKSPACE}', knowledge base '{KB_NAME}' ({state['kb'].id}), "
           f"{docs['documents']} documents / {docs['chunks']} chunks"
-          + (f", graph {state['graph']['entities']} entities" if state["graph"] else ""))
+          + (f", graph {state['graph']['entities']} entities" if state["graph"] else "")
+          + (f", {state['memories']} memories" if state["memories"] else ""))
     print("\nIn another terminal, once the server below says it is serving:\n")
     print(f"  export AGENTKB_KEY={state['key']}\n")
     for title, command in curls(base, state["kb"].id):
