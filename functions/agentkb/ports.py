@@ -35,12 +35,6 @@ if TYPE_CHECKING:  # annotations only: keeps the handlers' cold import light
     from agentkb.models.snapshot import StoredSnapshot
 
 
-class Clock(Protocol):
-    def now(self) -> float:
-        """Seconds since the epoch."""
-        ...
-
-
 @runtime_checkable
 class Embedder(Protocol):
     """Turns text into L2-normalised vectors of one embedding profile."""

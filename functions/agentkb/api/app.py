@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, APIGatewayRestResolver, Response
@@ -126,13 +126,11 @@ class FunctionApp:
         except DependencyError as exc:  # the key store or rate limiter is down: 503, not a crashed invocation
             return self._finish(self._error(dependency_unavailable(exc), is_v2), decision, is_v2)
         context.set_principal(principal)
-        context.set_rate(decision)
         try:
             with self._lock:
                 result = (self.http if is_v2 else self.rest).resolve(event, lambda_context)
         finally:
             context.set_principal(None)
-            context.set_rate(None)
         return self._finish(result, decision, is_v2)
 
     @staticmethod
@@ -190,5 +188,3 @@ def _direct_principal(raw: Any) -> Principal:
     return Principal(id=str(raw.get("id") or "service"), workspaces=tuple(map(str, raw.get("workspaces") or ())),
                      scopes=tuple(map(str, raw.get("scopes") or ())))
 
-
-HandlerFn = Callable[[dict[str, Any], Any], dict[str, Any]]

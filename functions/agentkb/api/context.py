@@ -1,14 +1,13 @@
-"""Per-request context set by the gate: the authenticated principal and its rate-limit decision."""
+"""Per-request context set by the gate: the authenticated principal, and extra response headers."""
 
 from __future__ import annotations
 
 from contextvars import ContextVar
 
 from agentkb.errors import Unauthorized
-from agentkb.models.domain import Principal, RateDecision
+from agentkb.models.domain import Principal
 
 _principal: ContextVar[Principal | None] = ContextVar("agentkb_principal", default=None)
-_rate: ContextVar[RateDecision | None] = ContextVar("agentkb_rate", default=None)
 _extra_headers: ContextVar[dict[str, str] | None] = ContextVar("agentkb_extra_headers", default=None)
 
 
@@ -21,14 +20,6 @@ def current_principal() -> Principal:
 
 def set_principal(principal: Principal | None) -> None:
     _principal.set(principal)
-
-
-def set_rate(decision: RateDecision | None) -> None:
-    _rate.set(decision)
-
-
-def current_rate() -> RateDecision | None:
-    return _rate.get()
 
 
 def add_response_header(name: str, value: str) -> None:

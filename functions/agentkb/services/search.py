@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from agentkb.errors import BadRequest, DependencyError, NotFound, ServiceUnavailable
 from agentkb.models.domain import IndexHit, IndexQuery, KnowledgeBase, Principal, RerankOutcome
@@ -30,7 +30,6 @@ class SearchDeps:
 class SearchOutcome:
     data: KnowledgeSearchData
     degraded: str | None = None  # e.g. "vector_unavailable": the hybrid search ran lexical-only
-    notes: dict[str, str] = field(default_factory=dict)
 
 
 def load_knowledge_bases(catalog: Catalog, principal: Principal, workspace_id: str,
