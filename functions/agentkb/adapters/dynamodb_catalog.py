@@ -12,12 +12,11 @@ Items (catalog table, string pk/sk):
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from agentkb.adapters.aws_errors import is_conditional_failure, store_failure
-from agentkb.adapters.dynamodb_tables import get_n, get_s, guarded, key, n, query_all, s
+from agentkb.adapters.dynamodb_tables import DynamoDbTable, get_n, get_s, guarded, key, n, query_all, s
 from agentkb.errors import Conflict
 from agentkb.models.domain import Document, EmbeddingProfile, KnowledgeBase, TagDefinition
 
@@ -39,21 +38,11 @@ def _document(item: dict[str, Any]) -> Document:
                     get_s(item, "created_at") or "", get_n(item, "revision", 1))
 
 
-class DynamoDbCatalog:
+class DynamoDbCatalog(DynamoDbTable):
     """Catalog port (and the OpenSearch index's document registry) on the catalog table."""
 
-    def __init__(self, client: Callable[[], Any], table: str) -> None:
-        self._client = client
-        self.table = table
+    store = STORE
 
-    @property
-    def client(self) -> Any:
-        return self._client()
-
-    def _get(self, pk: str, sk: str) -> dict[str, Any] | None:
-        item = guarded(STORE, lambda: self.client.get_item(TableName=self.table, Key=key(pk, sk),
-                                                           ConsistentRead=True)).get("Item")
-        return item if item else None
 
     # -- workspaces -------------------------------------------------------------------------------------
     def workspace_search_mode(self, workspace_id: str) -> str | None:

@@ -35,12 +35,23 @@ import json
 import struct
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import Any
 
 from agentkb.adapters.aws_errors import client_error_code, is_conditional_failure, store_failure
-from agentkb.adapters.dynamodb_tables import get_n, get_s, get_strings, guarded, key, n, query_all, s, strings
+from agentkb.adapters.dynamodb_tables import (
+    DynamoDbTable,
+    get_n,
+    get_s,
+    get_strings,
+    guarded,
+    key,
+    n,
+    query_all,
+    s,
+    strings,
+)
 from agentkb.errors import Conflict
 from agentkb.models.graph import (
     CONFIDENCE_LEVELS,
@@ -116,16 +127,10 @@ def _identity_sk(kind: str, project: str, identity_key: str) -> str:
     return json.dumps([kind, project, identity_key], ensure_ascii=False, separators=(",", ":"))
 
 
-class DynamoDbGraphStore:
+class DynamoDbGraphStore(DynamoDbTable):
     """GraphStore over the graph table."""
 
-    def __init__(self, client: Callable[[], Any], table: str) -> None:
-        self._client = client
-        self.table = table
-
-    @property
-    def client(self) -> Any:
-        return self._client()
+    store = STORE
 
     # ---- plumbing ----------------------------------------------------------------------------------------
 

@@ -37,11 +37,22 @@ import math
 import re
 import struct
 from collections import Counter
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from agentkb.adapters.aws_errors import is_conditional_failure, store_failure
-from agentkb.adapters.dynamodb_tables import batch_get, batch_write, get_n, get_s, guarded, key, n, query_all, s
+from agentkb.adapters.dynamodb_tables import (
+    DynamoDbTable,
+    batch_get,
+    batch_write,
+    get_n,
+    get_s,
+    guarded,
+    key,
+    n,
+    query_all,
+    s,
+)
 from agentkb.errors import Conflict
 from agentkb.models.memory import VISIBILITY_RANK, IdempotencyRecord, MemoryRecord, StoredMemory
 from agentkb.models.recall import MemoryView, RecallScope
@@ -109,22 +120,12 @@ def eligibility_filter(scope: RecallScope) -> tuple[str, dict[str, Any]]:
     return " AND ".join(clauses), values
 
 
-class DynamoDbMemoryStore:
+class DynamoDbMemoryStore(DynamoDbTable):
     """MemoryStore port on the memory table."""
 
-    def __init__(self, client: Callable[[], Any], table: str) -> None:
-        self._client = client
-        self.table = table
-
-    @property
-    def client(self) -> Any:
-        return self._client()
+    store = STORE
 
     # -- plumbing -----------------------------------------------------------------------------------------------
-    def _get(self, pk: str, sk: str) -> dict[str, Any] | None:
-        item = guarded(STORE, lambda: self.client.get_item(TableName=self.table, Key=key(pk, sk),
-                                                           ConsistentRead=True)).get("Item")
-        return item or None
 
     def _records(self, ws: str, ids: Sequence[int], prefix: str = "M#") -> dict[int, dict[str, Any]]:
         keys = [key(f"MW#{ws}", prefix + _mid(i)) for i in dict.fromkeys(ids)]

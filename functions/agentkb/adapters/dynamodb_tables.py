@@ -106,3 +106,23 @@ def batch_write(client: Any, store: str, table: str, requests: Sequence[dict[str
             if not pending:
                 break
             time.sleep(0.05 * (2 ** attempt))
+
+
+class DynamoDbTable:
+    """A store on one table: the boto3 client comes from a factory on first use (never at import)."""
+
+    store = "table"  # the name aws_errors uses when it maps this store's failures
+
+    def __init__(self, client: Callable[[], Any], table: str) -> None:
+        self._client = client
+        self.table = table
+
+    @property
+    def client(self) -> Any:
+        return self._client()
+
+    def _get(self, pk: str, sk: str) -> dict[str, Any] | None:
+        """A consistent point read; None when the item does not exist."""
+        item = guarded(self.store, lambda: self.client.get_item(TableName=self.table, Key=key(pk, sk),
+                                                                ConsistentRead=True)).get("Item")
+        return item or None
