@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,18 +37,32 @@ def test_the_projects_runtime_deps_are_lambda_safe():
     assert "numpy" not in names
 
 
-def test_functions_asset_copies_the_tree_without_caches(tmp_path):
+def test_functions_asset_copies_the_tree_with_fresh_unchecked_hash_bytecode(tmp_path):
     for package in ("search", "agentkb/api"):
         (tmp_path / "functions" / package).mkdir(parents=True)
         (tmp_path / "functions" / package / "mod.py").write_text("x = 1\n")
     (tmp_path / "functions" / "search" / "__pycache__").mkdir()
-    (tmp_path / "functions" / "search" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"\0")
+    stale = tmp_path / "functions" / "search" / "__pycache__" / f"mod.{sys.implementation.cache_tag}.pyc"
+    stale.write_bytes(b"\0")
     (tmp_path / "functions" / "stray").mkdir()
     target = bundling.build_functions_asset(tmp_path)
     assert (target / "search" / "mod.py").is_file()
     assert (target / "agentkb" / "api" / "mod.py").is_file()
-    assert not list(target.rglob("__pycache__"))
     assert not (target / "stray").exists()
+    compiled = sorted(target.rglob("*.pyc"))
+    assert [p.parent.parent.name for p in compiled] == ["api", "search"]
+    for pyc in compiled:  # flags word 0b01: hash-based, unchecked (survives the asset zip's reset mtimes)
+        header = pyc.read_bytes()[:16]
+        assert header[:4] == importlib.util.MAGIC_NUMBER and int.from_bytes(header[4:8], "little") == 0b01
+
+
+def test_no_bytecode_is_shipped_for_another_python(tmp_path, monkeypatch, capsys):
+    (tmp_path / "functions" / "search").mkdir(parents=True)
+    (tmp_path / "functions" / "search" / "mod.py").write_text("x = 1\n")
+    monkeypatch.setattr(c, "PYTHON_VERSION", "3.99")
+    target = bundling.build_functions_asset(tmp_path)
+    assert not list(target.rglob("*.pyc"))
+    assert "no bytecode shipped" in capsys.readouterr().out
 
 
 def test_deps_layer_layout_and_size_check(tmp_path, monkeypatch, capsys):
