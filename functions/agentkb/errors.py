@@ -84,6 +84,24 @@ class ServiceUnavailable(DomainError):
         self.retry_after_s = retry_after_s
 
 
+IN_PROGRESS_RETRY_AFTER_S = 2
+
+
+class OperationInProgress(ServiceUnavailable):
+    """The same idempotent operation is running elsewhere right now: retrying after a short wait replays it."""
+
+    default_message = "The same request is still being processed; retry shortly"
+
+    def __init__(self, message: str | None = None, *, retry_after_s: int = IN_PROGRESS_RETRY_AFTER_S):
+        super().__init__(message, retry_after_s=retry_after_s, details={"reason": "in_progress"})
+
+
+class IdempotencyKeyReused(Conflict):
+    """An idempotency key already recorded with a different payload: a retry can never succeed."""
+
+    default_message = "This operation was already run with a different request"
+
+
 class DependencyError(Exception):
     """Raised by adapters when a dependency (model, index, store) fails; services decide how to degrade."""
 

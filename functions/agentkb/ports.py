@@ -6,8 +6,8 @@ Shaped for both engines: nothing here speaks SQL or DSL, writes are batches, and
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # annotations only: keeps the handlers' cold import light
     from agentkb.models.domain import (
@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # annotations only: keeps the handlers' cold import light
         RelationRecord,
         WriteCounts,
     )
+    from agentkb.models.idempotency import IdempotentCall, IdempotentResult
     from agentkb.models.memory import IdempotencyRecord, MemoryRecord, StoredMemory
     from agentkb.models.recall import MemoryView, RecallScope
     from agentkb.models.snapshot import StoredSnapshot
@@ -205,6 +206,27 @@ class SnapshotStore(Protocol):
     def index_version(self, knowledge_base_id: str) -> int | None:
         """The knowledge base's index version: bumped by every document write or delete (None: unknown KB)."""
         ...
+
+
+# ---- Idempotency (Powertools persistence layer) ----------------------------------------------------------------
+
+
+class RemainingTime(Protocol):
+    """How long the current invocation may still run (a Lambda context has this method)."""
+
+    def get_remaining_time_in_millis(self) -> int: ...
+
+
+class Idempotency(Protocol):
+    """Runs an operation once per key across every process: repeats replay the recorded result.
+
+    Raises `OperationInProgress` while another run of the key holds it (until it ends, or until the invocation
+    deadline it registered passes) and `IdempotencyKeyReused` when the key's recorded payload hash differs. An
+    operation that raises leaves no record, so the next call runs it again.
+    """
+
+    def run_once(self, call: IdempotentCall, operation: Callable[[], dict[str, Any]],
+                 deadline: RemainingTime | None = None) -> IdempotentResult: ...
 
 
 # ---- Agent memory (issue 3: recall) -----------------------------------------------------------------------------

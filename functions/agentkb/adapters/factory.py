@@ -136,6 +136,20 @@ class Container:
         return SqliteMemoryStore(self.db)
 
     @cached_property
+    def idempotency(self) -> Any:
+        if self.settings.backend == "aws":
+            return self.aws.idempotency
+        self._require_embedded()
+        from agentkb.adapters.powertools_idempotency import PowertoolsIdempotency
+
+        def sqlite_layer() -> Any:
+            from agentkb.adapters.sqlite_idempotency import SqlitePersistenceLayer
+
+            return SqlitePersistenceLayer(self.db)
+
+        return PowertoolsIdempotency(sqlite_layer)
+
+    @cached_property
     def graph(self) -> Any:
         """The AWS graph store; None on the embedded engine (graph_routes builds it over `db`)."""
         return self.aws.graph if self.settings.backend == "aws" else None
@@ -250,6 +264,12 @@ class AwsPorts:
         from agentkb.adapters.dynamodb_graph import DynamoDbGraphStore
 
         return DynamoDbGraphStore(self.client("dynamodb"), self._required("graph_table"))
+
+    @cached_property
+    def idempotency(self) -> Any:
+        from agentkb.adapters.powertools_idempotency import PowertoolsIdempotency, dynamodb_persistence
+
+        return PowertoolsIdempotency(dynamodb_persistence(self.client("dynamodb"), self._required("idempotency_table")))
 
     def read_object(self, bucket: str, key: str) -> bytes:
         """An uploaded object's bytes (the ingest queue's S3 notifications)."""

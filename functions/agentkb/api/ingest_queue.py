@@ -1,7 +1,9 @@
 """The ingest function's queue consumer: SQS batches with Powertools partial-failure reporting.
 
 Each record is processed on its own; a failing record (poison or transient) is reported in batchItemFailures, so
-SQS retries only it and moves it to the DLQ after maxReceiveCount, while the rest of the batch is deleted.
+SQS retries only it and moves it to the DLQ after maxReceiveCount, while the rest of the batch is deleted. Each
+record runs once per message key (Powertools idempotency): a duplicate of a record still in progress elsewhere is
+reported as a failure (OperationInProgress) and retried after the visibility timeout.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from agentkb.adapters.factory import get_container
 from agentkb.api.observability import logger
 from agentkb.errors import DomainError
 from agentkb.services.ingest import IngestDeps
-from agentkb.services.ingest_queue import PoisonMessage, ingest_message
+from agentkb.services.ingest_queue import PoisonMessage, ingest_message_once
 
 
 def is_sqs_event(event: dict[str, Any]) -> bool:
@@ -20,20 +22,21 @@ def is_sqs_event(event: dict[str, Any]) -> bool:
     return isinstance(records, list) and bool(records) and records[0].get("eventSource") == "aws:sqs"
 
 
-def _record_handler(record: Any) -> None:
+def _record_handler(record: Any, lambda_context: Any = None) -> None:
     container = get_container()
     deps = IngestDeps(container.catalog, container.index, container.embedder, container.tokenizer,
                       container.embedding_cache)
     try:
-        documents = ingest_message(record.body, deps, container.aws.read_object)
+        documents, replayed = ingest_message_once(record.body, deps, container.aws.read_object,
+                                                  container.idempotency, lambda_context)
     except DomainError as exc:
         # 4xx-class failures never succeed on retry; log without the body (it may hold document text)
         level = logger.error if isinstance(exc, PoisonMessage) or exc.http_status < 500 else logger.warning
         level("queued ingest failed", extra={"message_id": record.message_id, "code": exc.code,
                                              "reason": exc.message})
         raise
-    logger.info("queued ingest done", extra={"message_id": record.message_id,
-                                             "documents": [d.id for d in documents]})
+    logger.info("queued ingest done", extra={"message_id": record.message_id, "documents": documents,
+                                             "replayed": replayed})
 
 
 def handle_sqs(event: dict[str, Any], context: Any) -> dict[str, Any]:

@@ -1,12 +1,15 @@
 """Ingest at scale: one queued message -> documents chunked, embedded in batches and indexed.
 
 A message is either the AddDocumentRequest JSON plus `knowledgeBaseId`, or an S3 event notification for objects
-under `uploads/<workspaceId>/<knowledgeBaseId>/<name>` (UTF-8 text). Re-delivery is idempotent: the ingest
-service skips a document whose name, content hash, tags and source URL are unchanged.
+under `uploads/<workspaceId>/<knowledgeBaseId>/<name>` (UTF-8 text). Each message runs once per `message_key`
+(the Idempotency port): a re-delivery while the first delivery still runs fails fast (retried later), one after it
+completed replays the recorded outcome without reading or embedding anything. Behind that, the ingest service
+still skips a document whose name, content hash, tags and source URL are unchanged.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,11 +20,15 @@ from pydantic import ValidationError
 
 from agentkb.errors import BadRequest
 from agentkb.models.domain import Document, Principal
+from agentkb.models.idempotency import IdempotentCall
 from agentkb.models.ingest import AddDocumentRequest
+from agentkb.ports import Idempotency, RemainingTime
 from agentkb.services import ingest
+from agentkb.services.canonical_json import sha256_hex
 from agentkb.services.ingest import IngestDeps
 
 UPLOAD_PREFIX = "uploads/"
+IDEMPOTENCY_SCOPE = "ingest-queue"
 ReadObject = Callable[[str, str], bytes]  # (bucket, key) -> bytes
 # The queue is fed by this deployment's own producers (IAM-guarded), so it writes as the service.
 QUEUE_PRINCIPAL = Principal(id="ingest-queue", workspaces=("*",), scopes=("api:write",))
@@ -92,3 +99,37 @@ def ingest_message(body: str, deps: IngestDeps, read_object: ReadObject) -> list
     """Ingest every document of one message; any failure fails the whole message (it is retried as a unit)."""
     return [ingest.add_document(q.knowledge_base_id, q.request, QUEUE_PRINCIPAL, deps)
             for q in parse_message(body, read_object)]
+
+
+def _s3_identity(record: Any) -> list[str]:
+    """bucket, key and the object version (versionId, else eTag + sequencer: a new upload changes them)."""
+    s3 = record.get("s3") if isinstance(record, dict) else None
+    s3 = s3 if isinstance(s3, dict) else {}
+    bucket, obj = s3.get("bucket") or {}, s3.get("object") or {}
+    fields = (bucket.get("name"), obj.get("key"), obj.get("versionId"), obj.get("eTag"), obj.get("sequencer"),
+              record.get("eventName") if isinstance(record, dict) else None)
+    return [str(f or "") for f in fields]
+
+
+def message_key(body: str) -> str:
+    """What makes two messages the same work: the S3 object versions they announce, or the canonical JSON body."""
+    try:
+        data = json.loads(body)
+        if isinstance(data, dict) and isinstance(data.get("Records"), list):
+            return "s3:" + sha256_hex([_s3_identity(r) for r in data["Records"]])
+        return "json:" + sha256_hex(data)
+    except ValueError:  # not JSON, or not canonicalisable (lone surrogate, unsafe number): the raw bytes
+        return "raw:" + hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def ingest_message_once(body: str, deps: IngestDeps, read_object: ReadObject, idempotency: Idempotency,
+                        deadline: RemainingTime | None = None) -> tuple[list[str], bool]:
+    """(document ids, replayed): the message ingested once per `message_key`, or its recorded outcome.
+
+    Raises OperationInProgress while another delivery of the same message runs; a failure leaves no record.
+    """
+    def run() -> dict[str, Any]:
+        return {"documents": [d.id for d in ingest_message(body, deps, read_object)]}
+
+    result = idempotency.run_once(IdempotentCall(IDEMPOTENCY_SCOPE, message_key(body)), run, deadline)
+    return [str(d) for d in result.value.get("documents", [])], result.replayed
