@@ -61,7 +61,7 @@ def build(size: int, dim: int, seed: int = 7) -> tuple[str, Any]:
     relations = tuple(RelationRecord(id=f"rel-{i}", from_id=rng.choice(topics).id, to_id=rng.choice(topics).id,
                                      kind="related-to", weight=round(rng.uniform(0.1, 1.0), 2))
                       for i in range(len(topics) * 3))
-    from agentkb.api.graph_routes import graph_store
+    from agentkb.api.stores import graph_store
 
     graph_store().upsert("bench", GraphBatch(entities=tuple(topics), relations=relations))
     now = time.time()

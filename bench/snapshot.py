@@ -56,8 +56,7 @@ def ingest_corpus(container: object, docs: int) -> str:
 
 
 def seed_memory_and_graph(container: object, queries: list[str], count: int) -> None:
-    from agentkb.api.graph_routes import graph_store
-    from agentkb.api.memory_routes import memory_store
+    from agentkb.api.stores import graph_store, memory_store
     from agentkb.models.domain import Principal
     from agentkb.models.memory import MemoryWriteRequest
     from agentkb.services.graph_write import parse_graph_write, upsert_graph

@@ -10,9 +10,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from agentkb.adapters.factory import get_container
 from agentkb.api.context import add_response_header, current_principal
-from agentkb.api.graph_routes import graph_store
-from agentkb.api.memory_routes import json_response, memory_store
-from agentkb.api.responses import ERRORS, ok
+from agentkb.api.responses import ERRORS, json_response, ok
+from agentkb.api.stores import graph_store, memory_store
 from agentkb.models.recall import RecallRequest, RecallResponse
 from agentkb.services.recall import RecallDeps, RecallOptions, recall
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
@@ -29,6 +30,12 @@ ERRORS: dict[int, dict[str, Any]] = {
     500: _error("Internal error"),
     503: _error("A dependency is unavailable (Retry-After)"),
 }
+
+
+def json_response(status: int, body: dict[str, Any]) -> Response[Any]:
+    """Compact JSON in the key order the service built (absent-when-unset fields stay absent)."""
+    return Response(status_code=status, content_type="application/json",
+                    body=json.dumps(body, ensure_ascii=False, separators=(",", ":")))
 
 
 def json_model_response(status: int, model: BaseModel, headers: dict[str, str] | None = None) -> Response[Any]:

@@ -24,7 +24,7 @@ _UUID = re.compile(UUID_PATTERN)
 
 
 def snapshot_deps() -> SnapshotDeps:
-    from agentkb.api.graph_routes import graph_store
+    from agentkb.api.stores import graph_store
 
     container = get_container()
     search = search_deps()

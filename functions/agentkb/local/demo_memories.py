@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentkb.api.graph_routes import graph_store
-from agentkb.api.memory_routes import memory_store
+from agentkb.api.stores import graph_store, memory_store
 from agentkb.models.domain import Principal
 from agentkb.models.memory import MemoryWriteRequest
 from agentkb.services.memory import MemoryDeps, write_memory

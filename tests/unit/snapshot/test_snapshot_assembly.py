@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from agentkb.adapters.local_embedder import local_tokenizer
-from agentkb.api.graph_routes import graph_store
 from agentkb.api.snapshot_routes import snapshot_deps
+from agentkb.api.stores import graph_store
 from agentkb.errors import BadRequest, Conflict, NotFound
 from agentkb.models.domain import Principal
 from agentkb.models.snapshot import CreateSnapshotRequest
@@ -219,8 +219,7 @@ def test_invalid_requests(patch: dict[str, Any]) -> None:
 
 
 def write_memory_row(container: Any, name: str, body: str, **extra: Any) -> None:
-    from agentkb.api.graph_routes import graph_store
-    from agentkb.api.memory_routes import memory_store
+    from agentkb.api.stores import graph_store, memory_store
     from agentkb.models.memory import MemoryWriteRequest
     from agentkb.services.memory import MemoryDeps, write_memory
 
