@@ -1,10 +1,15 @@
 """Cold start: each handler module's import + init with AGENTKB_BACKEND=aws against a bare
 `import aws_lambda_powertools, boto3, pydantic`, each measured in a fresh interpreter, median of N runs.
 
-    .venv/bin/python bench/coldstart.py [--runs 10]
+    make build && .venv/bin/python bench/coldstart.py [--runs 10] [--layout bundle|source]
 
 Prints one JSON line. Target: every handler's median <= 1.15 x the bare import's median. "init" builds every
 AWS port through the container (no network: clients and credentials are created on first request).
+
+--layout bundle (default) runs what Lambda runs: `.build/functions` and the `.build/deps/python` layer first on
+the path (their shipped bytecode, the layer's pydantic), boto3 and Powertools from this environment (Lambda's
+runtime and the Powertools layer provide them), and no bytecode writes (/var/task is read-only). Both the bare
+import and the handlers run in that layout. --layout source runs the repository's functions/ in the dev venv.
 """
 
 from __future__ import annotations
@@ -46,10 +51,23 @@ def environment() -> dict[str, str]:
     return aws_environment()
 
 
-def measure(code: str, env: dict[str, str], runs: int) -> float:
+def layout_environment(layout: str) -> tuple[dict[str, str], Path]:
+    """(environment, working directory) of one layout."""
+    env = environment()
+    if layout == "source":
+        return env, ROOT / "functions"
+    functions, deps = ROOT / ".build" / "functions", ROOT / ".build" / "deps" / "python"
+    if not any(functions.rglob("*.pyc")):
+        raise SystemExit("no built bundle with bytecode in .build/: run `make build` first (or --layout source)")
+    env["PYTHONPATH"] = os.pathsep.join((str(functions), str(deps)))
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env, functions
+
+
+def measure(code: str, env: dict[str, str], cwd: Path, runs: int) -> float:
     samples = []
     for _ in range(runs):
-        done = subprocess.run([sys.executable, "-c", code], cwd=ROOT / "functions", env=env, capture_output=True,
+        done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True,
                               text=True, check=True)
         samples.append(float(done.stdout.strip().splitlines()[-1]))
     return statistics.median(samples)
@@ -58,13 +76,13 @@ def measure(code: str, env: dict[str, str], runs: int) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--layout", choices=("bundle", "source"), default="bundle")
     args = parser.parse_args(argv)
-    env = environment()
-    env.setdefault("PYTHONDONTWRITEBYTECODE", "")
-    bare = measure(BARE, env, args.runs)
-    handlers = {name: measure(HANDLER.format(name=name), env, args.runs) for name in HANDLERS}
+    env, cwd = layout_environment(args.layout)
+    bare = measure(BARE, env, cwd, args.runs)
+    handlers = {name: measure(HANDLER.format(name=name), env, cwd, args.runs) for name in HANDLERS}
     ratios = {name: round(value / bare, 3) for name, value in handlers.items()}
-    print(json.dumps({"bench": "coldstart", "runs": args.runs, "python": sys.version.split()[0],
+    print(json.dumps({"bench": "coldstart", "layout": args.layout, "runs": args.runs, "python": sys.version.split()[0],
                       "bare_import_ms": round(bare * 1000, 1),
                       "handler_ms": {k: round(v * 1000, 1) for k, v in handlers.items()},
                       "ratio": ratios, "target_ratio": TARGET_RATIO,
