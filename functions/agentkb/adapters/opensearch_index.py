@@ -15,8 +15,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from agentkb.adapters.aws_errors import index_failure, index_throttled, is_index_missing
-from agentkb.adapters.aws_http import JsonClient, ndjson
+from agentkb.adapters.aws_errors import is_index_missing
+from agentkb.adapters.aws_http import JsonClient
+from agentkb.adapters.opensearch_ops import LOOKUP_PAGE, bulk, ensure_index, knn_method, lookup_ids
 from agentkb.models.domain import (
     TAG_SLOTS,
     Chunk,
@@ -32,7 +33,6 @@ SLOT_TYPES = {"text": "keyword", "number": "double", "date": "date", "boolean": 
 HIT_FIELDS = ["chunk_id", "knowledge_base_id", "document_id", "document_name", "source_url", "content",
               "chunk_index", "tags"]
 BULK_BATCH = 200
-LOOKUP_PAGE = 1000
 _WORD = re.compile(r"\w", re.UNICODE)
 
 
@@ -55,11 +55,8 @@ def index_name(prefix: str, profile: EmbeddingProfile) -> str:
 
 def index_body(profile: EmbeddingProfile, generation: str) -> dict[str, Any]:
     """Settings + mapping of a profile's index: cosine kNN, english BM25 text, keyword scope, typed tag slots."""
-    method: dict[str, Any] = {"name": "hnsw", "space_type": "cosinesimil"}
-    if generation == "classic":  # efficient filtered kNN on classic collections needs faiss; NextGen rejects engine
-        method.update(engine="faiss", parameters={"m": 16, "ef_construction": 128})
     properties: dict[str, Any] = {
-        "embedding": {"type": "knn_vector", "dimension": profile.dimension, "method": method},
+        "embedding": {"type": "knn_vector", "dimension": profile.dimension, "method": knn_method(generation)},
         "content": {"type": "text", "analyzer": "english"},
         **{name: {"type": "keyword"} for name in ("workspace_id", "knowledge_base_id", "document_id", "chunk_id",
                                                   "document_name", "content_hash")},
@@ -145,12 +142,7 @@ class OpenSearchIndex:
         name = index_name(self.prefix, profile)
         if name in self._known_indexes:
             return name
-        status, _ = self.client.call("HEAD", f"/{name}", operation="describe_index", accept=(404,))
-        if status == 404:
-            status, body = self.client.call("PUT", f"/{name}", index_body(profile, self.generation),
-                                            operation="create_index", accept=(400,))
-            if status == 400 and "already_exists" not in str((body or {}).get("error", {}).get("type", "")):
-                raise index_failure(status, body, operation="create_index")
+        ensure_index(self.client, name, index_body(profile, self.generation))
         self._known_indexes.add(name)
         return name
 
@@ -196,47 +188,13 @@ class OpenSearchIndex:
         self.registry.delete_document(kb.id, document_id)
 
     def _delete_chunks(self, name: str, kb: KnowledgeBase, document_id: str) -> None:
-        search_after: list[Any] | None = None
-        while True:
-            body: dict[str, Any] = {
-                "size": LOOKUP_PAGE, "_source": False, "sort": [{"chunk_id": "asc"}],
-                "query": {"bool": {"filter": [{"term": {"knowledge_base_id": kb.id}},
-                                              {"term": {"document_id": document_id}}]}}}
-            if search_after is not None:
-                body["search_after"] = search_after
-            status, found = self.client.call("POST", f"/{name}/_search", body, operation="lookup", accept=(404,))
-            if is_index_missing(status, found):
-                return
-            hits = found["hits"]["hits"]
-            if hits:
-                self._bulk(name, [{"delete": {"_index": name, "_id": h["_id"]}} for h in hits])
-            if len(hits) < LOOKUP_PAGE:
-                return
-            search_after = hits[-1]["sort"]
+        filters = [{"term": {"knowledge_base_id": kb.id}}, {"term": {"document_id": document_id}}]
+        ids = list(lookup_ids(self.client, name, filters, "chunk_id"))
+        for start in range(0, len(ids), LOOKUP_PAGE):
+            self._bulk(name, [{"delete": {"_index": name, "_id": i}} for i in ids[start:start + LOOKUP_PAGE]])
 
     def _bulk(self, name: str, lines: list[dict[str, Any]]) -> None:
-        """Bulk with per-item retries: only the items that failed with 429/5xx are sent again."""
-        pending = lines
-        for _ in range(5):
-            _, result = self.client.call("POST", f"/{name}/_bulk", ndjson(pending), operation="bulk")
-            if not result.get("errors"):
-                return
-            retry: list[dict[str, Any]] = []
-            step = 1 if "delete" in pending[0] else 2
-            for position, item in enumerate(result["items"]):
-                outcome = next(iter(item.values()))
-                status = int(outcome.get("status", 500))
-                if status == 404 and "delete" in item:
-                    continue  # already gone
-                if status >= 300:
-                    if status not in (429, 500, 502, 503, 504):
-                        raise index_failure(status, outcome, operation="bulk")
-                    retry.extend(pending[position * step:(position + 1) * step])
-            if not retry:
-                return
-            pending = retry
-            self.client.sleep(self.client.backoff(1))
-        raise index_throttled("bulk")
+        bulk(self.client, name, lines)
 
     # -- legs -----------------------------------------------------------------------------------------
     def _per_kb(self, query: IndexQuery, build: Any, operation: str) -> list[tuple[str, dict[str, Any]]]:
