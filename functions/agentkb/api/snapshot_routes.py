@@ -36,7 +36,9 @@ def snapshot_deps() -> SnapshotDeps:
 
         memory = memory_retriever(dataclasses.replace(recall_deps(), embedder=embedder))
     sources = SourceDeps(dataclasses.replace(search, embedder=embedder), graph_store(), container.snapshots, memory)
-    return SnapshotDeps(sources, container.tokenizer)
+    # The invocation's Lambda context (per request, also from the local gateway): in-progress claims lapse with it.
+    deadline = getattr(router, "lambda_context", None)
+    return SnapshotDeps(sources, container.tokenizer, container.idempotency, deadline=deadline)
 
 
 def _raw(status: int, body: bytes) -> Response[Any]:
@@ -48,7 +50,9 @@ def _raw(status: int, body: bytes) -> Response[Any]:
              responses={201: ok(ContextSnapshotOut, "Built"),
                         200: ok(ContextSnapshotOut, "Already built for this runId + attemptId (same body)"),
                         409: ERRORS[400] | {"description": "Same runId + attemptId with a different request"},
-                        **ERRORS})
+                        **ERRORS,
+                        503: ERRORS[503] | {"description": "Same runId + attemptId still being built by another "
+                                            "request (Retry-After), or a dependency is unavailable"}})
 def create_snapshot_route(request: Annotated[CreateSnapshotRequest, Body()]) -> Response[Any]:
     outcome = create_snapshot(request, current_principal(), snapshot_deps())
     return _raw(outcome.status, outcome.body)

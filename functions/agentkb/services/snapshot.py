@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from agentkb.errors import BadRequest, Conflict, NotFound
+from agentkb.errors import BadRequest, Conflict, IdempotencyKeyReused, NotFound, OperationInProgress
 from agentkb.models.domain import Principal
+from agentkb.models.idempotency import IdempotentCall
 from agentkb.models.snapshot import CLASSIFICATION_ORDER, Candidate, CreateSnapshotRequest, StoredSnapshot
-from agentkb.ports import Tokenizer
+from agentkb.ports import Idempotency, RemainingTime, Tokenizer
 from agentkb.services.canonical_json import sha256_hex
 from agentkb.services.chunking import content_hash
 from agentkb.services.fusion import fuse_reciprocal_rank
@@ -35,6 +36,9 @@ from agentkb.services.snapshot_sources import (
 PINNED_CLASSES = ("task", "policy", "instructions")
 # Snapshot ids derive from (workspace, run, attempt): the same attempt always names the same snapshot.
 SNAPSHOT_NAMESPACE = uuid.UUID("5b0c7a43-2d0e-4d55-9a86-0c1f3d3e8a61")
+IDEMPOTENCY_SCOPE = "snapshot"
+DIFFERENT_REQUEST = "A snapshot for this runId and attemptId was already built from a different request"
+IN_PROGRESS = "A snapshot for this runId and attemptId is being built; retry shortly"
 
 
 def _now() -> str:
@@ -45,7 +49,9 @@ def _now() -> str:
 class SnapshotDeps:
     sources: SourceDeps
     tokenizer: Tokenizer
+    idempotency: Idempotency  # one build per (workspace, run, attempt) at a time, across processes
     now: Callable[[], str] = _now  # the stored row's createdAt only: never part of the snapshot
+    deadline: RemainingTime | None = None  # the invocation's deadline: an in-progress claim lapses with it
 
 
 @dataclass(frozen=True)
@@ -72,7 +78,11 @@ def request_fingerprint(request: CreateSnapshotRequest) -> str:
 
 
 def create_snapshot(request: CreateSnapshotRequest, principal: Principal, deps: SnapshotDeps) -> SnapshotOutcome:
-    """Build and store the snapshot of (workspace, run, attempt), or replay the stored one for the same request."""
+    """Build and store the snapshot of (workspace, run, attempt), or replay the stored one for the same request.
+
+    Concurrent identical builds do not both compute: the first claims the idempotency key, the others answer 503
+    (OperationInProgress, Retry-After) until it is stored, then 200 with its bytes.
+    """
     ws = request.scope.workspaceId
     if not principal.can_reach(ws):
         raise NotFound("Workspace not found")
@@ -82,10 +92,31 @@ def create_snapshot(request: CreateSnapshotRequest, principal: Principal, deps: 
     existing = store.get(snapshot_id)
     if existing is not None:
         return _replay(existing, fingerprint)
+    built: list[SnapshotOutcome] = []
+
+    def build() -> dict[str, Any]:
+        built.append(_build_and_store(request, principal, deps, snapshot_id, fingerprint))
+        return {"snapshotId": snapshot_id}  # the record stays small: a replay re-reads the snapshot store
+
+    try:
+        deps.idempotency.run_once(IdempotentCall(IDEMPOTENCY_SCOPE, snapshot_id, fingerprint), build, deps.deadline)
+    except IdempotencyKeyReused as exc:
+        raise Conflict(DIFFERENT_REQUEST) from exc
+    except OperationInProgress as exc:
+        raise OperationInProgress(IN_PROGRESS) from exc
+    if built:
+        return built[0]
+    stored = store.get(snapshot_id)  # replayed: the run that completed the key stored the snapshot
+    return _replay(stored, fingerprint) if stored is not None else \
+        _build_and_store(request, principal, deps, snapshot_id, fingerprint)
+
+
+def _build_and_store(request: CreateSnapshotRequest, principal: Principal, deps: SnapshotDeps, snapshot_id: str,
+                     fingerprint: str) -> SnapshotOutcome:
     body = assemble(request, principal, deps, snapshot_id)
     raw = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    stored = store.put_if_absent(StoredSnapshot(snapshot_id, ws, request.runId, request.attemptId, fingerprint,
-                                                raw, deps.now()))
+    stored = deps.sources.snapshots.put_if_absent(StoredSnapshot(
+        snapshot_id, request.scope.workspaceId, request.runId, request.attemptId, fingerprint, raw, deps.now()))
     if stored.body != raw:  # a concurrent request with the same ids stored first
         return _replay(stored, fingerprint)
     return SnapshotOutcome(201, raw)
@@ -93,7 +124,7 @@ def create_snapshot(request: CreateSnapshotRequest, principal: Principal, deps: 
 
 def _replay(stored: StoredSnapshot, fingerprint: str) -> SnapshotOutcome:
     if stored.request_hash != fingerprint:
-        raise Conflict("A snapshot for this runId and attemptId was already built from a different request")
+        raise Conflict(DIFFERENT_REQUEST)
     return SnapshotOutcome(200, stored.body)
 
 
