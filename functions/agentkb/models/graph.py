@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, StrictBool, StrictInt, StrictStr, field_validator
+from pydantic import ConfigDict, Field, FiniteFloat, StrictBool, StrictInt, StrictStr, field_validator
+
+from agentkb.models.base import Model
 
 ENTITY_KINDS: tuple[str, ...] = (
     "workspace", "project", "service", "api", "endpoint", "schema", "module", "file", "symbol", "database",
@@ -61,7 +63,7 @@ def is_absolute_local_path(artifact: str) -> bool:
     )
 
 
-class _Strict(BaseModel):
+class _Strict(Model):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
@@ -319,18 +321,18 @@ def identity_fingerprint(kind: str, project_id: str | None, key: str) -> str:
 
 # ---- response models (OpenAPI documentation; the JSON Schemas in schemas/ are the contracts) ----
 
-class GraphWriteCounts(BaseModel):
+class GraphWriteCounts(Model):
     entities: int
     relations: int
     proofs: int
     graphSourceHash: Sha256Hex
 
 
-class GraphWriteResponse(BaseModel):
+class GraphWriteResponse(Model):
     data: GraphWriteCounts
 
 
-class GraphSearchResponse(BaseModel):
+class GraphSearchResponse(Model):
     """`workspace-knowledge-search.v1` (schemas/workspace-knowledge-search.v1.schema.json)."""
 
     schemaVersion: Literal["workspace-knowledge-search.v1"]

@@ -4,21 +4,23 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+
+from agentkb.models.base import Model
 
 Name = Annotated[StrictStr, Field(min_length=1, max_length=256)]
 WorkspaceId = Annotated[StrictStr, Field(min_length=1, max_length=128)]
 MAX_DOCUMENT_CHARS = 1_500_000
 
 
-class TagDefinitionInput(BaseModel):
+class TagDefinitionInput(Model):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     tagName: Annotated[StrictStr, Field(min_length=1, max_length=64)]
     fieldType: Literal["text", "number", "date", "boolean"]
 
 
-class CreateKnowledgeBaseRequest(BaseModel):
+class CreateKnowledgeBaseRequest(Model):
     """Create a knowledge base with its embedding profile and typed tag definitions."""
 
     model_config = ConfigDict(extra="forbid", strict=True, title="Create knowledge base request")
@@ -30,13 +32,13 @@ class CreateKnowledgeBaseRequest(BaseModel):
     tagDefinitions: Annotated[list[TagDefinitionInput], Field(max_length=17)] | None = None
 
 
-class TagDefinitionOut(BaseModel):
+class TagDefinitionOut(Model):
     tagName: str
     fieldType: Literal["text", "number", "date", "boolean"]
     slot: str
 
 
-class KnowledgeBaseOut(BaseModel):
+class KnowledgeBaseOut(Model):
     id: str
     workspaceId: str
     name: str
@@ -47,15 +49,15 @@ class KnowledgeBaseOut(BaseModel):
     createdAt: str
 
 
-class KnowledgeBaseResponse(BaseModel):
+class KnowledgeBaseResponse(Model):
     data: KnowledgeBaseOut
 
 
-class TagListResponse(BaseModel):
+class TagListResponse(Model):
     data: list[TagDefinitionOut]
 
 
-class AddDocumentRequest(BaseModel):
+class AddDocumentRequest(Model):
     """Add (or replace, by name) a document: chunked, embedded and indexed before the 201 returns."""
 
     model_config = ConfigDict(extra="forbid", strict=True, title="Add document request")
@@ -67,7 +69,7 @@ class AddDocumentRequest(BaseModel):
     tags: dict[str, Any] | None = None
 
 
-class DocumentOut(BaseModel):
+class DocumentOut(Model):
     id: str
     knowledgeBaseId: str
     name: str
@@ -77,5 +79,5 @@ class DocumentOut(BaseModel):
     revision: int
 
 
-class DocumentResponse(BaseModel):
+class DocumentResponse(Model):
     data: DocumentOut

@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
+from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
+
+from agentkb.models.base import Model
 
 MemoryType = Literal["user", "feedback", "project", "reference", "decision", "incident", "skill", "document", "note"]
 Visibility = Literal["personal", "channel", "project", "workspace", "organization"]
@@ -25,7 +27,7 @@ EntityName = Annotated[StrictStr, Field(min_length=1, max_length=256)]
 EntityList = Annotated[list[EntityName], Field(max_length=100)]
 
 
-class _Strict(BaseModel):
+class _Strict(Model):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
@@ -105,7 +107,7 @@ def parse_timestamp(value: str) -> float:
     return parsed.timestamp()
 
 
-class MemoryWriteResponse(BaseModel):
+class MemoryWriteResponse(Model):
     """201 (200 for an idempotent replay or an unchanged rewrite)."""
 
     model_config = ConfigDict(title="Write memory response", extra="forbid")

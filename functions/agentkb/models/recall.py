@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
+from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
 
+from agentkb.models.base import Model
 from agentkb.models.memory import ENTITY_KINDS
 
 TaskType = Literal["code_review", "taskflow_work_log", "meeting_to_execution", "incident_response",
@@ -27,7 +28,7 @@ def _whole(value: int | float | None) -> int | None:
     return value
 
 
-class _Exact(BaseModel):
+class _Exact(Model):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
@@ -167,7 +168,7 @@ class MemoryView:
 
 # ---- response models (OpenAPI documentation; schemas/recall-response.schema.json is the contract) ----------------
 
-class RecallItem(BaseModel):
+class RecallItem(Model):
     memory_id: int
     name: str
     namespace: str
@@ -180,7 +181,7 @@ class RecallItem(BaseModel):
     graph_depth: Annotated[int, Field(ge=0)] | None = None
 
 
-class AgentSurface(BaseModel):
+class AgentSurface(Model):
     input_count: int
     output_count: int
     dropped: int
@@ -189,7 +190,7 @@ class AgentSurface(BaseModel):
     aliases_removed: list[str]
 
 
-class RecallResponse(BaseModel):
+class RecallResponse(Model):
     model_config = ConfigDict(title="Recall response")
 
     agent_surface: AgentSurface | None = None

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
+from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
+
+from agentkb.models.base import Model
 
 TagOperator = Literal["eq", "neq", "contains", "not_contains", "starts_with", "ends_with",
                       "gt", "gte", "lt", "lte", "between"]
 RerankerModel = Literal["rerank-v4.0-pro", "rerank-v4.0-fast", "rerank-v3.5"]
 
 
-class Strict(BaseModel):
+class Strict(Model):
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
 
@@ -58,7 +60,7 @@ class KnowledgeSearchRequest(Strict):
         return list(dict.fromkeys(ids))
 
 
-class KnowledgeSearchResult(BaseModel):
+class KnowledgeSearchResult(Model):
     """A matching document chunk returned by knowledge search."""
 
     model_config = ConfigDict(title="Knowledge search result", extra="forbid")
@@ -76,7 +78,7 @@ class KnowledgeSearchResult(BaseModel):
     rerankerScore: float | None = Field(default=None, description="Present only on results a reranker ordered.")
 
 
-class KnowledgeSearchData(BaseModel):
+class KnowledgeSearchData(Model):
     model_config = ConfigDict(title="Knowledge search data", extra="forbid")
 
     results: list[KnowledgeSearchResult]
@@ -87,7 +89,7 @@ class KnowledgeSearchData(BaseModel):
     rerankerStatus: Literal["not_requested", "skipped", "unavailable", "applied"]
 
 
-class KnowledgeSearchResponse(BaseModel):
+class KnowledgeSearchResponse(Model):
     """Matching chunks and search execution context."""
 
     model_config = ConfigDict(title="Knowledge search response", extra="forbid")
@@ -95,7 +97,7 @@ class KnowledgeSearchResponse(BaseModel):
     data: KnowledgeSearchData
 
 
-class ErrorBody(BaseModel):
+class ErrorBody(Model):
     model_config = ConfigDict(extra="forbid")
 
     code: str
@@ -103,7 +105,7 @@ class ErrorBody(BaseModel):
     details: Any | None = None
 
 
-class ErrorResponse(BaseModel):
+class ErrorResponse(Model):
     """Canonical error envelope returned by every route."""
 
     model_config = ConfigDict(title="v2 error response", extra="forbid")

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
 
+from agentkb.models.base import Model
 from agentkb.models.graph import EntityKind
 from agentkb.models.search import KnowledgeSearchTagFilter
 
@@ -30,7 +31,7 @@ Text = Annotated[StrictStr, Field(min_length=1, max_length=200_000)]
 MAX_INLINE_ITEMS = 200
 
 
-class _Strict(BaseModel):
+class _Strict(Model):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
@@ -117,13 +118,13 @@ class CreateSnapshotRequest(_Strict):
 
 # ---- response (OpenAPI documentation; the JSON Schema in schemas/ is the contract) ----
 
-class SnapshotBudgetOut(BaseModel):
+class SnapshotBudgetOut(Model):
     maxTokens: int
     usedTokens: int
     reservedForOutput: int
 
 
-class ContextSnapshotOut(BaseModel):
+class ContextSnapshotOut(Model):
     """`context-snapshot.schema.json`: items carry `content` besides the contract's fields."""
 
     model_config = ConfigDict(title="Context snapshot")
