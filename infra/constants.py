@@ -104,6 +104,11 @@ TABLES = MappingProxyType(
 )
 DDB_READ = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem")
 DDB_WRITE = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem")
+# Functions that only read the graph may still fill its source-hash cache (G#<ws> / #META: hash, hash_version,
+# conditional on version): one UpdateItem limited to those partitions and attributes, so a search after a memory
+# write does not rehash the whole graph on every request.
+GRAPH_HASH_CACHE_PARTITIONS = ("G#*",)
+GRAPH_HASH_CACHE_ATTRIBUTES = ("pk", "sk", "hash", "hash_version", "version")
 
 
 @dataclass(frozen=True)

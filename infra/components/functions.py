@@ -104,6 +104,15 @@ class ServiceFunctions(Construct):
             actions = list(c.DDB_READ) + (list(c.DDB_WRITE) if mode == "rw" else [])
             sid = "Ddb" + table_name.title().replace("_", "")
             allow(sid, actions, [data.tables.by_name[table_name].table_arn])
+        if spec.tables.get("graph") == "r":
+            role.add_to_policy(iam.PolicyStatement(
+                sid="GraphHashCache", actions=["dynamodb:UpdateItem"],
+                resources=[data.tables.by_name["graph"].table_arn],
+                conditions={
+                    "ForAllValues:StringLike": {"dynamodb:LeadingKeys": list(c.GRAPH_HASH_CACHE_PARTITIONS)},
+                    "ForAllValues:StringEquals": {"dynamodb:Attributes": list(c.GRAPH_HASH_CACHE_ATTRIBUTES)},
+                },
+            ))
         allow("KeyPepper", ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
               [data.pepper.secret.secret_arn])
         allow("Embed", ["bedrock:InvokeModel"], [foundation_model_arn(config.embedding_model)])

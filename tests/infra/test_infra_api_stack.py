@@ -69,7 +69,9 @@ def test_code_asset_is_the_functions_build_dir_not_docker(synthesized):
     assert len(zipped) == 2  # .build/functions and .build/deps
     code_dir = next(synthesized.outdir / p for p in zipped if (synthesized.outdir / p / "agentkb").is_dir())
     assert {"search", "recall", "snapshot", "ingest", "agentkb"} <= {d.name for d in code_dir.iterdir()}
-    assert not list(code_dir.rglob("__pycache__"))
+    sources, compiled = list(code_dir.rglob("*.py")), list(code_dir.rglob("*.pyc"))
+    assert len(compiled) == len(sources)  # shipped bytecode: /var/task is read-only
+    assert all(int.from_bytes(p.read_bytes()[4:8], "little") == 0b01 for p in compiled)  # unchecked-hash
     fns = functions(synthesized)
     assert len({json.dumps(fn["Properties"]["Code"]) for fn in fns.values()}) == 1  # one shared code asset
 
@@ -135,6 +137,21 @@ def test_dynamodb_writes_only_where_the_function_writes(synthesized):
                 granted[statement["Sid"]] = "rw" if "dynamodb:PutItem" in statement["Action"] else "r"
         expected = {"Ddb" + t.title().replace("_", ""): mode for t, mode in spec.tables.items()}
         assert granted == expected
+
+
+def test_graph_readers_may_only_fill_the_graph_hash_cache(synthesized):
+    for spec in c.FUNCTIONS:
+        cache = [s for s in statements(synthesized, spec.name) if s.get("Sid") == "GraphHashCache"]
+        if spec.tables.get("graph") != "r":
+            assert not cache, spec.name
+            continue
+        (statement,) = cache
+        assert as_list(statement["Action"]) == ["dynamodb:UpdateItem"]
+        assert "Graph" in imported(statement["Resource"])
+        condition = statement["Condition"]
+        assert condition["ForAllValues:StringLike"] == {"dynamodb:LeadingKeys": ["G#*"]}
+        assert set(condition["ForAllValues:StringEquals"]["dynamodb:Attributes"]) == {
+            "pk", "sk", "hash", "hash_version", "version"}
 
 
 def test_aoss_data_access_policy_read_only_for_queries_write_for_ingest(synthesized):

@@ -546,7 +546,7 @@ class DynamoDbGraphStore(DynamoDbTable):
                         UpdateExpression="SET #h = :h, hash_version = :v", ConditionExpression="version = :v",
                         ExpressionAttributeNames={"#h": "hash"},
                         ExpressionAttributeValues={":h": s(digest), ":v": n(version)})
-                except Exception as exc:  # best effort: read-only roles (search) cannot write the cache
+                except Exception as exc:  # best effort: a refused cache write still serves the hash
                     if client_error_code(exc) is None and not hasattr(exc, "response"):
                         raise
             return digest
