@@ -1,0 +1,56 @@
+"""POST /v1/snapshots on the embedded engine: one build per (workspace, runId, attemptId) at a time."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+from agentkb.local.lambda_context import LocalLambdaContext
+from agentkb.models.idempotency import IdempotentCall
+from agentkb.models.snapshot import CreateSnapshotRequest
+from agentkb.services.snapshot import IDEMPOTENCY_SCOPE, request_fingerprint, snapshot_id_for
+from tests.helpers import body_of, handler, response_headers, rest_event
+
+
+def snapshot_body(**extra: Any) -> dict[str, Any]:
+    return {"runId": str(uuid.uuid4()), "attemptId": str(uuid.uuid4()),
+            "scope": {"workspaceId": "ws1", "maxClassification": "internal"},
+            "budget": {"maxTokens": 500, "reservedForOutput": 0}, "task": "Rotate the credentials.", **extra}
+
+
+def post(key: str, body: dict[str, Any]) -> dict[str, Any]:
+    event = rest_event("POST", "/v1/snapshots", body, key=key)
+    return handler("snapshot")(event, LocalLambdaContext(function_name="agentkb-snapshot"))  # type: ignore[no-any-return]
+
+
+def test_a_duplicate_while_another_process_builds_answers_503_then_the_snapshot(container: Any, rw_key: str) -> None:
+    body = snapshot_body()
+    request = CreateSnapshotRequest.model_validate(body)
+    call = IdempotentCall(IDEMPOTENCY_SCOPE, snapshot_id_for("ws1", request.runId, request.attemptId),
+                          request_fingerprint(request))
+    started, release = threading.Event(), threading.Event()
+
+    def build_elsewhere() -> dict[str, Any]:
+        started.set()
+        assert release.wait(30)
+        return {"snapshotId": call.key}
+
+    # Given another process (its own SQLite connection) building the same attempt
+    other = threading.Thread(target=lambda: container.idempotency.run_once(call, build_elsewhere), daemon=True)
+    other.start()
+    assert started.wait(30)
+    busy = post(rw_key, body)
+    changed = post(rw_key, {**body, "task": "Something else."})
+    release.set()
+    other.join(30)
+    # Then the duplicate is told to retry, in the one envelope; a different body is the usual 409
+    assert busy["statusCode"] == 503, busy["body"]
+    assert response_headers(busy)["retry-after"] == "2"
+    assert body_of(busy)["error"]["code"] == "SERVICE_UNAVAILABLE"
+    assert body_of(busy)["error"]["details"] == {"reason": "in_progress"}
+    assert changed["statusCode"] == 409 and body_of(changed)["error"]["code"] == "CONFLICT"
+    # And once the key is free the retry gets a snapshot (built here: the stand-in stored none), then replays it
+    built, replayed = post(rw_key, body), post(rw_key, body)
+    assert (built["statusCode"], replayed["statusCode"]) == (201, 200)
+    assert built["body"] == replayed["body"]
