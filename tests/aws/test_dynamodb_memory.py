@@ -169,7 +169,7 @@ def test_the_aws_container_serves_the_dynamodb_memory_and_graph_stores(aws_setti
     from agentkb.adapters.factory import get_container
 
     container = get_container()
-    assert isinstance(container.memories, DynamoDbMemoryStore)
-    assert container.memories.table == aws_settings.tables["memory"]
+    assert isinstance(container.memories.truth, DynamoDbMemoryStore)  # OpenSearch legs over the DynamoDB truth
+    assert container.memories.truth.table == aws_settings.tables["memory"]
     assert isinstance(container.graph, DynamoDbGraphStore)
     assert container.graph.table == aws_settings.tables["graph"]

@@ -7,6 +7,9 @@ Items (`ws` = workspace id, `<id>` = the memory id zero-padded to 12 digits so s
   MW#<ws>           V#<id>            the vector leg: facets + embedding (B, float32 little-endian)
   MW#<ws>           N#<name>          memory_id, revision of the live revision: name uniqueness (conditional put)
   MW#<ws>           I#["principal","key"]  body_hash, memory_id: idempotency (attribute_not_exists)
+  MW#<ws>           P#~<id>           unindexed: written with the memory when an index is attached (track_index),
+                                      deleted once the OpenSearch memory index accepted the document
+  MW#<ws>           P#<ms>#<id>       indexed at <ms> (epoch ms, 13 digits): pending until the index shows it; ttl
   ME#<ws>#<entity>  <id>              a memory <-> entity link
 Facets (eligibility): vis_rank, project_id, channel_id, owner_id (absent = NULL), sensitivity, confirmed, stale,
 superseded (0/1), valid_until (absent = open-ended), updated_at.
@@ -28,6 +31,10 @@ Writes: `insert` writes the entity links first (a link to a not-yet-committed id
 intersects with eligible items), then one TransactWriteItems: the record, its vector item, the live-name claim
 (conditional on the name's current owner), the previous revision's `superseded` flag and the idempotency record.
 `insert_many` is a bulk load with BatchWriteItem: not atomic on DynamoDB (25 items per request).
+
+With the OpenSearch memory legs (indexed_memory.py) this store stays the source of truth: it writes the `P#`
+markers those legs read (one key range per recall) and re-checks every index candidate (`is_eligible` over
+consistent reads, exactly `eligibility_filter`'s rules).
 """
 
 from __future__ import annotations
@@ -58,6 +65,7 @@ from agentkb.models.memory import VISIBILITY_RANK, IdempotencyRecord, MemoryReco
 from agentkb.models.recall import MemoryView, RecallScope
 
 STORE = "memory"
+MARKER_TTL_S = 86_400  # an indexed marker outlives the refresh lag by far; DynamoDB TTL removes it (`ttl`)
 _WORD = re.compile(r"\w+")
 _FIELD_WEIGHTS = (("name", 2.0), ("description", 1.5), ("body", 1.0))
 MAX_QUERY_TERMS = 64
@@ -120,10 +128,60 @@ def eligibility_filter(scope: RecallScope) -> tuple[str, dict[str, Any]]:
     return " AND ".join(clauses), values
 
 
+def is_eligible(item: dict[str, Any], scope: RecallScope) -> bool:
+    """eligibility_filter evaluated on one item (the re-check of index candidates against DynamoDB truth)."""
+    vis, project = get_n(item, "vis_rank"), get_s(item, "project_id")
+    if vis < scope.audience_rank or get_n(item, "sensitivity") & (7 & ~scope.allowed_sensitivity):
+        return False
+    p_rank, c_rank, o_rank = (VISIBILITY_RANK[v] for v in ("project", "channel", "personal"))
+    if not (vis > p_rank or (vis == o_rank and get_s(item, "owner_id") == scope.principal_id)
+            or (scope.project_id is not None and vis == p_rank and project == scope.project_id)
+            or (scope.channel_id is not None and vis == c_rank and get_s(item, "channel_id") == scope.channel_id)):
+        return False
+    if scope.project_only and project != scope.project_id:
+        return False
+    if not scope.include_unconfirmed and get_n(item, "confirmed") != 1:
+        return False
+    if not scope.include_stale and (get_n(item, "superseded") or get_n(item, "stale")
+                                    or ("valid_until" in item and _f(item, "valid_until") <= scope.now)):
+        return False
+    return scope.since is None or _f(item, "updated_at") >= scope.since
+
+
+def _f(item: dict[str, Any], name: str) -> float:
+    return float(item[name]["N"])
+
+
+def term_match(docs: Sequence[tuple[int, dict[str, Any]]], terms: Sequence[str]) -> list[tuple[int, float]]:
+    """The lexical score of M# items: idf (over `docs`) x weighted tf in name/description/body; > 0, best first."""
+    counted = [(memory_id, [Counter(_WORD.findall((get_s(item, f) or "").lower())) for f, _w in _FIELD_WEIGHTS])
+               for memory_id, item in docs]
+    total = len(counted)
+    df = {t: sum(1 for _i, fields in counted if any(t in f for f in fields)) for t in terms}
+    scored: list[tuple[float, int]] = []
+    for memory_id, fields in counted:
+        score = sum(math.log(1 + (total - df[t] + 0.5) / (df[t] + 0.5))
+                    * sum(w * f[t] for f, (_name, w) in zip(fields, _FIELD_WEIGHTS, strict=True))
+                    for t in terms if df[t])
+        if score > 0:
+            scored.append((-score, memory_id))
+    scored.sort()
+    return [(memory_id, -neg) for neg, memory_id in scored]
+
+
+def cosine32(embedding: bytes, query: Sequence[float]) -> float:
+    """Dot product of a stored float32 vector with a query rounded to float32 (both L2-normalised)."""
+    return math.fsum(a * b for a, b in zip(_unpack(embedding), _unpack(_pack(query)), strict=False))
+
+
 class DynamoDbMemoryStore(DynamoDbTable):
-    """MemoryStore port on the memory table."""
+    """MemoryStore port on the memory table. `track_index`: write the unindexed marker with every memory."""
 
     store = STORE
+
+    def __init__(self, client: Any, table: str, *, track_index: bool = False) -> None:
+        super().__init__(client, table)
+        self.track_index = track_index
 
     # -- plumbing -----------------------------------------------------------------------------------------------
 
@@ -239,6 +297,8 @@ class DynamoDbMemoryStore(DynamoDbTable):
             actions += [{"Update": {"TableName": self.table, "Key": key(ws, prefix + _mid(previous)),
                                     "UpdateExpression": "SET superseded = :one",
                                     "ExpressionAttributeValues": {":one": n(1)}}} for prefix in ("M#", "V#")]
+        if self.track_index:
+            actions.append({"Put": {"TableName": self.table, "Item": self._unindexed(record.workspace_id, memory_id)}})
         if idempotency is not None:
             actions.append({"Put": {"TableName": self.table, "ConditionExpression": "attribute_not_exists(pk)",
                                     "Item": {**key(ws, self._idem_sk(idempotency.principal, idempotency.key)),
@@ -262,7 +322,8 @@ class DynamoDbMemoryStore(DynamoDbTable):
             item, vector, links = self._items(r, first + offset, 1, None)
             pointer = {**key(f"MW#{r.workspace_id}", f"N#{r.name}"), "memory_id": n(first + offset),
                        "revision": n(1)}
-            requests += [{"PutRequest": {"Item": i}} for i in (*links, item, vector, pointer)]
+            marker = [self._unindexed(r.workspace_id, first + offset)] if self.track_index else []
+            requests += [{"PutRequest": {"Item": i}} for i in (*links, *marker, item, vector, pointer)]
             metas.setdefault(r.workspace_id, r)
         batch_write(self.client, STORE, self.table, requests)
         for r in metas.values():
@@ -297,21 +358,9 @@ class DynamoDbMemoryStore(DynamoDbTable):
         terms = _query_terms(text)
         if not terms:
             return []
-        docs: list[tuple[int, list[Counter[str]]]] = []
-        for item in self._eligible(scope, "M#", projection="memory_id, #n, description, body"):
-            fields = [Counter(_WORD.findall((get_s(item, f) or "").lower())) for f, _w in _FIELD_WEIGHTS]
-            docs.append((get_n(item, "memory_id"), fields))
-        total = len(docs)
-        df = {t: sum(1 for _i, fields in docs if any(t in f for f in fields)) for t in terms}
-        scored: list[tuple[float, int]] = []
-        for memory_id, fields in docs:
-            score = sum(math.log(1 + (total - df[t] + 0.5) / (df[t] + 0.5))
-                        * sum(w * f[t] for f, (_name, w) in zip(fields, _FIELD_WEIGHTS, strict=True))
-                        for t in terms if df[t])
-            if score > 0:
-                scored.append((-score, memory_id))
-        scored.sort()
-        return [(memory_id, -neg) for neg, memory_id in scored[:max(k, 0)]]
+        docs = [(get_n(item, "memory_id"), item)
+                for item in self._eligible(scope, "M#", projection="memory_id, #n, description, body")]
+        return term_match(docs, terms)[:max(k, 0)]
 
     def entity_links(self, workspace_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
         out: dict[int, list[str]] = {}
@@ -323,18 +372,22 @@ class DynamoDbMemoryStore(DynamoDbTable):
 
     def linked_memories(self, scope: RecallScope, entity_ids: Sequence[str],
                         per_entity_cap: int) -> list[tuple[int, str]]:
-        """Eligible linked memories, newest (updated_at, then id) first, at most `per_entity_cap` per entity."""
-        if not entity_ids:
-            return []
-        eligible = {get_n(i, "memory_id"): float(i["updated_at"]["N"])
-                    for i in self._eligible(scope, "V#", projection="memory_id, updated_at")}
-        out: list[tuple[int, str]] = []
+        """Eligible linked memories, newest (updated_at, then id) first, at most `per_entity_cap` per entity.
+
+        Reads each entity's links, then the linked V# items (consistent) and checks them with is_eligible: the cost
+        follows the entities' degree, never the workspace's size.
+        """
+        links: dict[str, list[int]] = {}
         for entity_id in dict.fromkeys(entity_ids):
-            linked = [get_n(i, "memory_id") for i in query_all(
-                self.client, STORE, TableName=self.table, ConsistentRead=True,
+            links[entity_id] = [get_n(i, "memory_id") for i in query_all(
+                self.client, STORE, TableName=self.table, ConsistentRead=True, ProjectionExpression="memory_id",
                 KeyConditionExpression="pk = :pk", ExpressionAttributeValues={
                     ":pk": s(f"ME#{scope.workspace_id}#{entity_id}")})]
-            ranked = sorted((m for m in linked if m in eligible), key=lambda m: (-eligible[m], -m))
+        items = self.items(scope.workspace_id, [m for ids in links.values() for m in ids], "V#")
+        updated = {m: _f(i, "updated_at") for m, i in items.items() if is_eligible(i, scope)}
+        out: list[tuple[int, str]] = []
+        for entity_id, linked in links.items():
+            ranked = sorted((m for m in linked if m in updated), key=lambda m: (-updated[m], -m))
             out += [(m, entity_id) for m in ranked[:per_entity_cap]]
         return out
 
@@ -344,3 +397,55 @@ class DynamoDbMemoryStore(DynamoDbTable):
                                       get_s(item, "type") or "", get_s(item, "description") or "",
                                       (get_s(item, "body") or "")[:200])
                 for memory_id, item in self._records(workspace_id, memory_ids).items()}
+
+    # -- the OpenSearch memory legs' bookkeeping (indexed_memory.py) ----------------------------------------------
+    @staticmethod
+    def _unindexed(workspace_id: str, memory_id: int) -> dict[str, Any]:
+        return {**key(f"MW#{workspace_id}", "P#~" + _mid(memory_id)), "memory_id": n(memory_id)}
+
+    def items(self, workspace_id: str, memory_ids: Sequence[int], prefix: str) -> dict[int, dict[str, Any]]:
+        """Consistent reads of the M# (record) or V# (vector + facets) items: the truth index hits are checked on."""
+        keys = [key(f"MW#{workspace_id}", prefix + _mid(i)) for i in dict.fromkeys(memory_ids)]
+        return {get_n(item, "memory_id"): item
+                for item in batch_get(self.client, STORE, self.table, keys, consistent=True)}
+
+    def pending(self, workspace_id: str, indexed_since: float) -> set[int]:
+        """Memories the index may not show yet: unindexed ones, and those indexed at or after `indexed_since`."""
+        low = f"P#{int(indexed_since * 1000):013d}"
+        return {get_n(i, "memory_id") for i in query_all(
+            self.client, STORE, TableName=self.table, ConsistentRead=True, ProjectionExpression="memory_id",
+            KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
+            ExpressionAttributeValues={":pk": s(f"MW#{workspace_id}"), ":low": s(low), ":high": s("P#~~")})}
+
+    def unindexed(self, workspace_id: str, limit: int | None = None) -> list[int]:
+        """Memories whose index write has not succeeded yet (oldest id first)."""
+        kwargs: dict[str, Any] = {"TableName": self.table, "ConsistentRead": True,
+                                  "KeyConditionExpression": "pk = :pk AND begins_with(sk, :p)",
+                                  "ExpressionAttributeValues": {":pk": s(f"MW#{workspace_id}"), ":p": s("P#~")}}
+        if limit is not None:
+            kwargs["Limit"] = limit
+            page = guarded(STORE, lambda: self.client.query(**kwargs))
+            return [get_n(i, "memory_id") for i in page.get("Items", [])]
+        return [get_n(i, "memory_id") for i in query_all(self.client, STORE, **kwargs)]
+
+    def mark_unindexed(self, workspace_id: str, memory_ids: Sequence[int]) -> None:
+        batch_write(self.client, STORE, self.table,
+                    [{"PutRequest": {"Item": self._unindexed(workspace_id, i)}} for i in dict.fromkeys(memory_ids)])
+
+    def mark_indexed(self, workspace_id: str, memory_ids: Sequence[int], now: float) -> None:
+        """The index accepted these documents at `now`: pending for the refresh lag, then gone (TTL)."""
+        ms = f"{int(now * 1000):013d}"
+        requests: list[dict[str, Any]] = []
+        for memory_id in dict.fromkeys(memory_ids):
+            requests.append({"DeleteRequest": {"Key": key(f"MW#{workspace_id}", "P#~" + _mid(memory_id))}})
+            requests.append({"PutRequest": {"Item": {
+                **key(f"MW#{workspace_id}", f"P#{ms}#{_mid(memory_id)}"), "memory_id": n(memory_id),
+                "ttl": n(int(now) + MARKER_TTL_S)}}})
+        batch_write(self.client, STORE, self.table, requests)
+
+    def memory_ids(self, workspace_id: str) -> list[int]:
+        """Every memory id of the workspace (the reindex path: reads the whole M# range)."""
+        return [get_n(i, "memory_id") for i in query_all(
+            self.client, STORE, TableName=self.table, ProjectionExpression="memory_id",
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues={":pk": s(f"MW#{workspace_id}"), ":prefix": s("M#")})]

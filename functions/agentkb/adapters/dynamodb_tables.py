@@ -21,12 +21,26 @@ _lock = threading.Lock()
 def aws_client(service: str, region: str | None, read_timeout_s: float = 10.0, max_attempts: int = 3) -> Any:
     """One boto3 client per (service, region, timeout), created on first use (never at import)."""
     with _lock:
-        import boto3
         from botocore.config import Config
 
         config = Config(read_timeout=read_timeout_s, connect_timeout=3,
                         retries={"max_attempts": max_attempts, "mode": "standard"})
-        return boto3.session.Session().client(service, region_name=region, config=config)
+        return _session().client(service, region_name=region, config=config)
+
+
+def aws_credentials() -> Any:
+    """The credentials every client signs with (the Lambda role's, refreshed by botocore)."""
+    with _lock:
+        return _session().get_credentials()
+
+
+@cache
+def _session() -> Any:
+    """The process's one boto3 session: its clients share the loaded endpoint data and resolved credentials (a
+    session per client made a cold request's four clients take twice as long to create)."""
+    import boto3
+
+    return boto3.session.Session()
 
 
 def guarded(store: str, call: Callable[[], Any]) -> Any:
@@ -81,11 +95,13 @@ def query_all(client: Any, store: str, **kwargs: Any) -> Iterator[dict[str, Any]
 
 
 def batch_get(client: Any, store: str, table: str, keys: Sequence[dict[str, Any]],
-              attempts: int = 5) -> list[dict[str, Any]]:
+              attempts: int = 5, *, consistent: bool = False) -> list[dict[str, Any]]:
     """BatchGetItem in pages of 100, retrying UnprocessedKeys with backoff."""
     items: list[dict[str, Any]] = []
     for start in range(0, len(keys), 100):
         pending: dict[str, Any] = {table: {"Keys": list(keys[start:start + 100])}}
+        if consistent:
+            pending[table]["ConsistentRead"] = True
         for attempt in range(attempts):
             page = guarded(store, partial(client.batch_get_item, RequestItems=pending))
             items.extend(page.get("Responses", {}).get(table, []))

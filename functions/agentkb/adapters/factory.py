@@ -190,14 +190,19 @@ class AwsPorts:
         return DynamoDbCatalog(self.client("dynamodb"), self._required("catalog_table"))
 
     @cached_property
-    def index(self) -> Any:
+    def opensearch(self) -> Any:
+        """The collection's signed JSON client, shared by the document and memory indexes (no I/O until used)."""
         from agentkb.adapters.aws_http import JsonClient, SigV4Transport
+
+        return JsonClient(SigV4Transport(self._required("opensearch_endpoint"), self._required("region")))
+
+    @cached_property
+    def index(self) -> Any:
         from agentkb.adapters.opensearch_index import OpenSearchIndex
         from agentkb.models.domain import EmbeddingProfile
 
-        transport = SigV4Transport(self._required("opensearch_endpoint"), self._required("region"))
         profile = EmbeddingProfile(self.embedder.model_id, self.embedder.dimension)
-        return OpenSearchIndex(JsonClient(transport), self.catalog, self.catalog,
+        return OpenSearchIndex(self.opensearch, self.catalog, self.catalog,
                                prefix=self.settings.opensearch_index_prefix,
                                generation=self.settings.opensearch_generation, default_profile=profile)
 
@@ -232,7 +237,7 @@ class AwsPorts:
     def secrets(self) -> Any:
         from agentkb.adapters.aws_secrets import AwsSecretStore
 
-        return AwsSecretStore(self.settings.secret_arn)
+        return AwsSecretStore(self.settings.secret_arn, self.client("secretsmanager"))
 
     @cached_property
     def rate_limiter(self) -> Any:
@@ -255,9 +260,18 @@ class AwsPorts:
 
     @cached_property
     def memories(self) -> Any:
+        """DynamoDB (the truth) plus, when a collection is configured, the OpenSearch memory legs past ~10k."""
         from agentkb.adapters.dynamodb_memory import DynamoDbMemoryStore
 
-        return DynamoDbMemoryStore(self.client("dynamodb"), self._required("memory_table"))
+        truth = DynamoDbMemoryStore(self.client("dynamodb"), self._required("memory_table"))
+        if not self.settings.opensearch_endpoint:
+            return truth
+        from agentkb.adapters.indexed_memory import IndexedMemoryStore
+        from agentkb.adapters.opensearch_memory import OpenSearchMemoryIndex
+
+        return IndexedMemoryStore(truth, OpenSearchMemoryIndex(
+            self.opensearch, prefix=self.settings.opensearch_index_prefix,
+            generation=self.settings.opensearch_generation))
 
     @cached_property
     def graph(self) -> Any:

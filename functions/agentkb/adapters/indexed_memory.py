@@ -1,0 +1,215 @@
+"""MemoryStore with OpenSearch memory legs: DynamoDB is the truth, the memory index finds candidates past ~10k.
+
+Writes: DynamoDB first (the memory and its `P#~` unindexed marker in one transaction), then the memory's current
+document (and the superseded previous revision's) is projected into the index. Success turns the marker into an
+indexed marker `P#<ms>#<id>`; a failed index write is logged, keeps the marker and the write still succeeds. The
+next write to the workspace retries up to REPAIR_BATCH unindexed memories; `agentkb memory reindex` repairs the
+rest (docs/operations-aws.md).
+
+Reads: the index leg (filtered kNN or BM25, eligibility inside the query) is over-fetched, every candidate is
+re-checked on a consistent read of its DynamoDB item (superseded/stale may lag in the index) and merged with the
+pending memories (unindexed, or indexed less than PENDING_WINDOW_S ago), which are always scored exactly from
+DynamoDB. So a memory is recallable right after its 201 and no accepted write is lost if OpenSearch fails.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import Any
+
+from agentkb.adapters.dynamodb_memory import (
+    DynamoDbMemoryStore,
+    _query_terms,
+    _unpack,
+    cosine32,
+    is_eligible,
+    term_match,
+)
+from agentkb.adapters.dynamodb_tables import get_n, get_s
+from agentkb.adapters.opensearch_memory import OpenSearchMemoryIndex
+from agentkb.errors import DomainError
+from agentkb.models.memory import IdempotencyRecord, MemoryRecord, StoredMemory
+from agentkb.models.recall import MemoryView, RecallScope
+
+PENDING_WINDOW_S = 120.0  # OpenSearch Serverless shows writes after ~10-60 s: twice that, in this one place
+OVERFETCH = 4  # index candidates per wanted result (re-check losses: superseded/stale flags lagging in the index)
+MIN_CANDIDATES = 40
+MAX_CANDIDATES = 1000  # the over-fetch grows x4 while the re-check leaves fewer than k, up to this
+REPAIR_BATCH = 25  # unindexed memories a successful write retries on the way
+log = logging.getLogger("agentkb.memory_index")
+
+
+def memory_document(record: dict[str, Any], vector: dict[str, Any]) -> dict[str, Any]:
+    """The index document of one revision, from its DynamoDB M# (record) and V# (vector) items."""
+    document: dict[str, Any] = {
+        "memory_id": get_n(record, "memory_id"), "workspace_id": get_s(record, "workspace_id"),
+        "name": get_s(record, "name") or "", "description": get_s(record, "description") or "",
+        "body": get_s(record, "body") or "", "entity_ids": json.loads(get_s(record, "entity_ids") or "[]"),
+        **{f: get_n(record, f) for f in ("vis_rank", "sensitivity", "confirmed", "stale", "superseded")},
+        "updated_at": float(record["updated_at"]["N"]),
+        "embedding": list(_unpack(bytes(vector["embedding"]["B"])))}
+    for name in ("project_id", "channel_id", "owner_id"):
+        if name in record:
+            document[name] = get_s(record, name)
+    if "valid_until" in record:
+        document["valid_until"] = float(record["valid_until"]["N"])
+    return document
+
+
+class IndexedMemoryStore:
+    """MemoryStore port: the DynamoDB store (`truth`) plus the OpenSearch memory index for the recall legs."""
+
+    def __init__(self, truth: DynamoDbMemoryStore, index: OpenSearchMemoryIndex, *,
+                 clock: Callable[[], float] = time.time) -> None:
+        truth.track_index = True
+        self.truth = truth
+        self.index = index
+        self.clock = clock
+
+    # -- writes -------------------------------------------------------------------------------------------------
+    def find_live(self, workspace_id: str, name: str) -> StoredMemory | None:
+        return self.truth.find_live(workspace_id, name)
+
+    def find_idempotent(self, workspace_id: str, principal: str, key: str) -> tuple[str, StoredMemory] | None:
+        return self.truth.find_idempotent(workspace_id, principal, key)
+
+    def insert(self, record: MemoryRecord, idempotency: IdempotencyRecord | None = None) -> StoredMemory:
+        stored = self.truth.insert(record, idempotency)
+        previous = stored.response.get("supersedes")
+        self.sync(record.workspace_id, [stored.memory_id, *([previous] if previous is not None else [])])
+        return stored
+
+    def insert_many(self, records: Sequence[MemoryRecord]) -> list[int]:
+        ids = self.truth.insert_many(records)
+        by_workspace: dict[str, list[int]] = {}
+        for r, memory_id in zip(records, ids, strict=True):
+            by_workspace.setdefault(r.workspace_id, []).append(memory_id)
+        for workspace_id, written in by_workspace.items():
+            for start in range(0, len(written), 200):
+                self.sync(workspace_id, written[start:start + 200])
+        return ids
+
+    def sync(self, workspace_id: str, memory_ids: Sequence[int], *, repair: bool = True) -> bool:
+        """Project the truth of these memories into the index; False (logged, marked unindexed) if that failed."""
+        try:
+            records = self.truth.items(workspace_id, memory_ids, "M#")
+            vectors = self.truth.items(workspace_id, memory_ids, "V#")
+            by_dimension: dict[int, list[dict[str, Any]]] = {}
+            for memory_id in memory_ids:
+                if memory_id in records and memory_id in vectors:
+                    document = memory_document(records[memory_id], vectors[memory_id])
+                    by_dimension.setdefault(len(document["embedding"]), []).append(document)
+            for dimension, documents in by_dimension.items():
+                self.index.replace(dimension, documents)
+        except DomainError as exc:  # the write is committed in DynamoDB; recall serves it from there
+            log.warning("memory index write failed; served from DynamoDB until repaired",
+                        extra={"workspace_id": workspace_id, "memory_ids": list(memory_ids), "error": exc.code})
+            self._mark_unindexed(workspace_id, memory_ids)
+            return False
+        self.truth.mark_indexed(workspace_id, memory_ids, self.clock())
+        if repair:
+            self.repair(workspace_id, REPAIR_BATCH, skip=memory_ids)
+        return True
+
+    def _mark_unindexed(self, workspace_id: str, memory_ids: Sequence[int]) -> None:
+        try:
+            self.truth.mark_unindexed(workspace_id, memory_ids)
+        except DomainError as exc:  # a new memory's marker was written with it; this only covers older revisions
+            log.warning("could not mark memories unindexed", extra={"workspace_id": workspace_id,
+                                                                     "error": exc.code})
+
+    def repair(self, workspace_id: str, limit: int | None = None, skip: Collection[int] = ()) -> int:
+        """Re-sync unindexed memories (at most `limit`), stopping at the first failure; returns how many synced."""
+        waiting = [i for i in self.truth.unindexed(workspace_id, limit) if i not in skip]
+        done = 0
+        for start in range(0, len(waiting), 200):
+            batch = waiting[start:start + 200]
+            if not self.sync(workspace_id, batch, repair=False):
+                break
+            done += len(batch)
+        return done
+
+    def reindex(self, workspace_id: str) -> int:
+        """Re-project every memory of the workspace (backfill, or after the index was lost); returns the count."""
+        ids = self.truth.memory_ids(workspace_id)
+        for start in range(0, len(ids), 200):
+            if not self.sync(workspace_id, ids[start:start + 200], repair=False):
+                raise RuntimeError("the memory index refused the reindex; rerun it later")
+        return len(ids)
+
+    # -- recall legs --------------------------------------------------------------------------------------------
+    def vector_dimension(self, workspace_id: str) -> int | None:
+        return self.truth.vector_dimension(workspace_id)
+
+    def _pending(self, workspace_id: str) -> set[int]:
+        return self.truth.pending(workspace_id, self.clock() - PENDING_WINDOW_S)
+
+    def _candidates(self, scope: RecallScope, k: int, prefix: str, extra: Iterable[int],
+                    search: Callable[[int], tuple[list[tuple[int, float]], bool]],
+                    ) -> tuple[dict[int, float], dict[int, dict[str, Any]]]:
+        """(index score, eligible DynamoDB item) of the over-fetched index hits plus `extra`, re-checked on truth."""
+        size = max(MIN_CANDIDATES, OVERFETCH * k)
+        scores: dict[int, float] = {}
+        eligible: dict[int, dict[str, Any]] = {}
+        seen: set[int] = set()
+        todo = list(dict.fromkeys(extra))
+        while True:
+            hits, full = search(size)
+            todo += [i for i, _ in hits if i not in seen]
+            for memory_id, item in self.truth.items(scope.workspace_id, todo, prefix).items():
+                if is_eligible(item, scope):
+                    eligible[memory_id] = item
+            seen.update(todo)
+            todo = []
+            scores = {i: score for i, score in hits if i in eligible}
+            if not full or len(scores) >= k or size >= MAX_CANDIDATES:
+                return scores, eligible
+            size = min(MAX_CANDIDATES, size * 4)
+
+    def vector_search(self, scope: RecallScope, vector: Sequence[float], k: int,
+                      lifted: Collection[int] = (), lift: float = 0.0) -> list[tuple[int, float]]:
+        """kNN candidates + pending + lifted memories, all scored exactly (float32 cosine) from DynamoDB."""
+        if k <= 0:
+            return []
+        lifted_ids = set(lifted) if lift else set()
+        _, eligible = self._candidates(scope, k, "V#", [*self._pending(scope.workspace_id), *lifted_ids],
+                                       lambda size: self.index.knn(scope, vector, size))
+        scored = []
+        for memory_id, item in eligible.items():
+            sim = cosine32(bytes(item["embedding"]["B"]), vector)
+            scored.append((-(sim + lift if memory_id in lifted_ids else sim), memory_id, sim))
+        scored.sort()
+        return [(memory_id, sim) for _rank, memory_id, sim in scored[:k]]
+
+    def lexical_search(self, scope: RecallScope, text: str, k: int) -> list[tuple[int, float]]:
+        """BM25 hits (relative to the best one) merged with pending matches (term-match relative to the best)."""
+        terms = _query_terms(text)
+        dimension = self.truth.vector_dimension(scope.workspace_id)
+        if not terms or k <= 0 or dimension is None:
+            return []
+        pending = self._pending(scope.workspace_id)
+        bm25, eligible = self._candidates(scope, k, "M#", pending,
+                                          lambda size: self.index.bm25(scope, text.strip(), dimension, size))
+        top = max(bm25.values(), default=0.0) or 1.0
+        merged = {i: score / top for i, score in bm25.items() if score > 0}
+        matches = term_match(list(eligible.items()), terms)
+        best = matches[0][1] if matches else 1.0
+        merged.update({i: score / best for i, score in matches if i in pending and i not in merged})
+        return sorted(merged.items(), key=lambda hit: (-hit[1], hit[0]))[:k]
+
+    def similarities(self, workspace_id: str, memory_ids: Sequence[int], vector: Sequence[float]) -> dict[int, float]:
+        return self.truth.similarities(workspace_id, memory_ids, vector)
+
+    def linked_memories(self, scope: RecallScope, entity_ids: Sequence[str],
+                        per_entity_cap: int) -> list[tuple[int, str]]:
+        return self.truth.linked_memories(scope, entity_ids, per_entity_cap)
+
+    def entity_links(self, workspace_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
+        return self.truth.entity_links(workspace_id, memory_ids)
+
+    def views(self, workspace_id: str, memory_ids: Sequence[int]) -> dict[int, MemoryView]:
+        return self.truth.views(workspace_id, memory_ids)
+
