@@ -172,6 +172,25 @@ def test_aoss_data_access_policy_read_only_for_queries_write_for_ingest(synthesi
     assert not any("Write" in p or "Create" in p or "Delete" in p for p in read_perms)
 
 
+def test_the_memory_index_is_inside_the_data_access_policy_pattern(synthesized):
+    """Ingest writes `<prefix>-memories-<dim>`; recall and snapshot read it: the policy's index pattern covers it."""
+    import fnmatch
+
+    from agentkb.adapters.opensearch_memory import memory_index_name
+
+    (policy,) = synthesized.resources(synthesized.api_json, "AWS::OpenSearchServerless::AccessPolicy").values()
+    rendered = policy["Properties"]["Policy"]["Fn::Join"][1]
+    role_ids = {n: logical_id(synthesized, r) for n, r in synthesized.api_stack.functions.roles.items()}
+    read_rule, write_rule = json.loads("".join(p if isinstance(p, str) else p["Fn::GetAtt"][0] for p in rendered))
+    names = [f"index/agentkb-dev/{memory_index_name(c.INDEX_PREFIX, d)}" for d in (256, 512, 1024)]
+    for rule, roles, needed in ((read_rule, ("recall", "snapshot"), {"aoss:ReadDocument", "aoss:DescribeIndex"}),
+                                (write_rule, ("ingest",), {"aoss:CreateIndex", "aoss:WriteDocument"})):
+        assert {role_ids[n] for n in roles} <= set(rule["Principal"])
+        (index_grant,) = [g for g in rule["Rules"] if g["ResourceType"] == "index"]
+        assert needed <= set(index_grant["Permission"])
+        assert all(any(fnmatch.fnmatch(n, r) for r in index_grant["Resource"]) for n in names)
+
+
 def test_routes_are_wired_to_their_functions(synthesized):
     api = synthesized.api_stack.service_api
     fn_ids = {n: logical_id(synthesized, f) for n, f in synthesized.api_stack.functions.functions.items()}
