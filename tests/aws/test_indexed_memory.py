@@ -281,3 +281,38 @@ def test_linked_memories_read_links_not_the_workspace(aws: AwsEnv) -> None:
     _seed(aws, MATRIX)
     sc = scope(audience_rank=VISIBILITY_RANK["personal"])
     assert store.linked_memories(sc, ["e1", "e2"], 2) == [(11, "e1"), (1, "e1"), (5, "e2"), (1, "e2")]
+
+
+# ---- wiring and the operator commands ---------------------------------------------------------------------------
+
+def test_the_container_adds_the_memory_index_only_with_an_endpoint(aws_settings: AwsEnv,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentkb.adapters.factory import get_container, reset_container
+    from agentkb.config import reset_settings
+
+    assert isinstance(get_container().memories, IndexedMemoryStore)
+    monkeypatch.delenv("AGENTKB_OPENSEARCH_ENDPOINT")
+    reset_settings()
+    reset_container()
+    assert type(get_container().memories) is DynamoDbMemoryStore
+
+
+def test_the_memory_cli_repairs_and_reindexes(aws_settings: AwsEnv, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from agentkb.adapters import aws_http
+    from agentkb.adapters.factory import get_container
+    from agentkb.cli import main
+
+    broken = {"error": {"type": "security_exception"}}
+    collection = Scripted(lambda m, p, b: (403, broken))  # the index refuses writes: DependencyError, no retries
+    monkeypatch.setattr(aws_http, "SigV4Transport", lambda endpoint, region: collection)
+    store = get_container().memories
+    ids = [store.insert(record(name)).memory_id for name in ("a", "b")]
+    assert store.truth.unindexed(WS) == ids
+    assert main(["memory", "repair", "--workspace", WS]) == 1  # still refused: exit 1, nothing lost
+    collection.answer = lambda m, p, b: (200, _empty(p))
+    assert main(["memory", "repair", "--workspace", WS]) == 0
+    assert main(["memory", "reindex", "--workspace", WS]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["command"], r["indexed"], r["unindexed"]) for r in lines] == [
+        ("repair", 0, 2), ("repair", 2, 0), ("reindex", 2, 0)]

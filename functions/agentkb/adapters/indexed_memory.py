@@ -30,7 +30,7 @@ from agentkb.adapters.dynamodb_memory import (
 )
 from agentkb.adapters.dynamodb_tables import get_n, get_s
 from agentkb.adapters.opensearch_memory import OpenSearchMemoryIndex
-from agentkb.errors import DomainError
+from agentkb.errors import DependencyError, DomainError
 from agentkb.models.memory import IdempotencyRecord, MemoryRecord, StoredMemory
 from agentkb.models.recall import MemoryView, RecallScope
 
@@ -57,6 +57,10 @@ def memory_document(record: dict[str, Any], vector: dict[str, Any]) -> dict[str,
     if "valid_until" in record:
         document["valid_until"] = float(record["valid_until"]["N"])
     return document
+
+
+def _code(exc: Exception) -> str:
+    return str(getattr(exc, "code", None) or type(exc).__name__)
 
 
 class IndexedMemoryStore:
@@ -104,9 +108,9 @@ class IndexedMemoryStore:
                     by_dimension.setdefault(len(document["embedding"]), []).append(document)
             for dimension, documents in by_dimension.items():
                 self.index.replace(dimension, documents)
-        except DomainError as exc:  # the write is committed in DynamoDB; recall serves it from there
+        except (DomainError, DependencyError) as exc:  # committed in DynamoDB: recall serves it from there
             log.warning("memory index write failed; served from DynamoDB until repaired",
-                        extra={"workspace_id": workspace_id, "memory_ids": list(memory_ids), "error": exc.code})
+                        extra={"workspace_id": workspace_id, "memory_ids": list(memory_ids), "error": _code(exc)})
             self._mark_unindexed(workspace_id, memory_ids)
             return False
         self.truth.mark_indexed(workspace_id, memory_ids, self.clock())
@@ -117,9 +121,9 @@ class IndexedMemoryStore:
     def _mark_unindexed(self, workspace_id: str, memory_ids: Sequence[int]) -> None:
         try:
             self.truth.mark_unindexed(workspace_id, memory_ids)
-        except DomainError as exc:  # a new memory's marker was written with it; this only covers older revisions
+        except (DomainError, DependencyError) as exc:  # a new memory's marker was written with it already
             log.warning("could not mark memories unindexed", extra={"workspace_id": workspace_id,
-                                                                     "error": exc.code})
+                                                                     "error": _code(exc)})
 
     def repair(self, workspace_id: str, limit: int | None = None, skip: Collection[int] = ()) -> int:
         """Re-sync unindexed memories (at most `limit`), stopping at the first failure; returns how many synced."""
@@ -133,12 +137,15 @@ class IndexedMemoryStore:
         return done
 
     def reindex(self, workspace_id: str) -> int:
-        """Re-project every memory of the workspace (backfill, or after the index was lost); returns the count."""
+        """Re-project every memory of the workspace (backfill, or a lost index); stops at the first failure, whose
+        memories stay marked unindexed. Returns how many were re-indexed."""
         ids = self.truth.memory_ids(workspace_id)
+        done = 0
         for start in range(0, len(ids), 200):
             if not self.sync(workspace_id, ids[start:start + 200], repair=False):
-                raise RuntimeError("the memory index refused the reindex; rerun it later")
-        return len(ids)
+                break
+            done += len(ids[start:start + 200])
+        return done
 
     # -- recall legs --------------------------------------------------------------------------------------------
     def vector_dimension(self, workspace_id: str) -> int | None:
