@@ -113,9 +113,12 @@ class IndexedMemoryStore:
                         extra={"workspace_id": workspace_id, "memory_ids": list(memory_ids), "error": _code(exc)})
             self._mark_unindexed(workspace_id, memory_ids)
             return False
-        self.truth.mark_indexed(workspace_id, memory_ids, self.clock())
-        if repair:
-            self.repair(workspace_id, REPAIR_BATCH, skip=memory_ids)
+        try:  # bookkeeping after the fact: a failure leaves the `P#~` markers, so recall still reads DynamoDB
+            self.truth.mark_indexed(workspace_id, memory_ids, self.clock())
+            if repair:
+                self.repair(workspace_id, REPAIR_BATCH, skip=memory_ids)
+        except (DomainError, DependencyError) as exc:
+            log.warning("memory index bookkeeping failed", extra={"workspace_id": workspace_id, "error": _code(exc)})
         return True
 
     def _mark_unindexed(self, workspace_id: str, memory_ids: Sequence[int]) -> None:
