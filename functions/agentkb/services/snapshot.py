@@ -107,8 +107,9 @@ def create_snapshot(request: CreateSnapshotRequest, principal: Principal, deps: 
     if built:
         return built[0]
     stored = store.get(snapshot_id)  # replayed: the run that completed the key stored the snapshot
-    return _replay(stored, fingerprint) if stored is not None else \
-        _build_and_store(request, principal, deps, snapshot_id, fingerprint)
+    if stored is None:  # a record without its snapshot (deleted since): build it now; put_if_absent still guards
+        return _build_and_store(request, principal, deps, snapshot_id, fingerprint)
+    return _replay(stored, fingerprint)
 
 
 def _build_and_store(request: CreateSnapshotRequest, principal: Principal, deps: SnapshotDeps, snapshot_id: str,
