@@ -331,3 +331,11 @@ def test_snapshot_service_nested_duplicate_and_failed_build(aws_settings: AwsEnv
         create_snapshot(CreateSnapshotRequest.model_validate({**other.model_dump(mode="json", by_alias=True,
                                                                                  exclude_none=True),
                                                               "task": "changed"}), ALICE, deps)
+
+
+def test_snapshot_with_the_idempotency_table_down_is_a_503_never_a_500(
+        aws_settings: AwsEnv, snapshot_post: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    aws_settings.client("dynamodb").delete_table(TableName=aws_settings.tables["idempotency"])
+    response = snapshot_post(_snapshot_body())
+    assert response["statusCode"] == 503 and "retry-after" in response_headers(response)
+    assert body_of(response)["error"]["code"] == "SERVICE_UNAVAILABLE"
