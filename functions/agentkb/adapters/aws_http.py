@@ -64,10 +64,11 @@ class SigV4Transport:
     def _setup(self) -> None:
         with self._lock:
             if self._pool is None:
-                import botocore.session
                 import urllib3
 
-                self._credentials = botocore.session.get_session().get_credentials()
+                from agentkb.adapters.dynamodb_tables import aws_credentials
+
+                self._credentials = aws_credentials()
                 self._pool = urllib3.PoolManager(maxsize=16, retries=False,
                                                  timeout=urllib3.Timeout(connect=3.0, read=self.timeout_s))
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import cached_property
+from typing import Any
+
 from agentkb.adapters.aws_errors import store_failure
 from agentkb.config import ConfigurationError
 
@@ -9,18 +13,26 @@ MAX_AGE_S = 300
 
 
 class AwsSecretStore:
-    """The API key pepper: the secret's string value, as UTF-8 bytes."""
+    """The API key pepper: the secret's string value, as UTF-8 bytes.
 
-    def __init__(self, secret_arn: str | None) -> None:
+    `client` builds the Secrets Manager client (the process's shared session); without it Powertools builds its own.
+    """
+
+    def __init__(self, secret_arn: str | None, client: Callable[[], Any] | None = None) -> None:
         if not secret_arn:
             raise ConfigurationError("AGENTKB_SECRET_ARN is required with AGENTKB_BACKEND=aws")
         self.secret_arn = secret_arn
+        self._client = client
+
+    @cached_property
+    def _provider(self) -> Any:
+        from aws_lambda_powertools.utilities.parameters import SecretsProvider
+
+        return SecretsProvider(boto3_client=self._client() if self._client else None)
 
     def key_pepper(self) -> bytes:
-        from aws_lambda_powertools.utilities.parameters import get_secret
-
         try:
-            value = get_secret(self.secret_arn, max_age=MAX_AGE_S)
+            value = self._provider.get(self.secret_arn, max_age=MAX_AGE_S)
         except Exception as exc:  # Powertools wraps botocore errors in GetParameterError
             raise store_failure(exc.__cause__ or exc, store="secrets") from exc
         if isinstance(value, bytes):
