@@ -60,3 +60,32 @@ class _Context:
     @staticmethod
     def get_remaining_time_in_millis() -> int:
         return 60_000
+
+
+def test_every_client_and_the_signer_come_from_one_session(aws_settings: AwsEnv, monkeypatch) -> None:
+    # Given a fresh process state: no session, no clients
+    import boto3
+
+    from agentkb.adapters import dynamodb_tables
+
+    created: list[object] = []
+    real = boto3.session.Session
+
+    def counting(*args: object, **kwargs: object) -> object:
+        created.append(real(*args, **kwargs))
+        return created[-1]
+
+    monkeypatch.setattr(boto3.session, "Session", counting)
+    dynamodb_tables._session.cache_clear()
+    aws_client.cache_clear()
+    # When a cold request's clients, the OpenSearch credentials and the pepper's provider are built
+    container = get_container()
+    container.secrets._provider  # noqa: B018 - builds the Secrets Manager provider over our client
+    clients = [aws_client(service, "eu-west-1") for service in ("dynamodb", "secretsmanager", "bedrock-runtime")]
+    credentials = dynamodb_tables.aws_credentials()
+    # Then one session made them all
+    assert len(created) == 1
+    assert len({id(c) for c in clients}) == 3 and credentials is not None
+    assert container.secrets._provider.client.meta.service_model.service_name == "secretsmanager"
+    dynamodb_tables._session.cache_clear()
+    aws_client.cache_clear()
