@@ -316,3 +316,46 @@ def test_the_memory_cli_repairs_and_reindexes(aws_settings: AwsEnv, monkeypatch:
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(r["command"], r["indexed"], r["unindexed"]) for r in lines] == [
         ("repair", 0, 2), ("repair", 2, 0), ("reindex", 2, 0)]
+
+
+def test_recall_on_a_throttled_index_is_a_503_within_the_invocations_time(aws_settings: AwsEnv,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentkb.adapters import aws_http
+    from agentkb.adapters.factory import get_container
+    from agentkb.services.auth import create_api_key
+    from recall.handler import lambda_handler
+    from tests.helpers import body_of, response_headers, rest_event
+
+    deadlines: list[float | None] = []
+
+    def answer(method: str, path: str, body: Any) -> tuple[int, Any]:
+        deadlines.append(aws_http._deadline.get())
+        return (503, None) if path.endswith("/_search") and "size" in body and "sort" not in body else (403, None)
+
+    monkeypatch.setattr(aws_http, "SigV4Transport", lambda endpoint, region: Scripted(answer))
+    container = get_container()
+    container.memories.insert(record("billing-deploys", body="billing deploys go through the pipeline"))
+    key, _ = create_api_key(container.keys, container.secrets, [WS], ["api:read"], "alice")
+    request = {"schema_version": "openbrain.openclaw.recall.v1", "workspace_id": WS, "task_type": "general",
+               "query": "how does billing deploy", "scope": {"visibility": "workspace", "project_only": False,
+                                                             "include_unconfirmed": False, "include_stale": False},
+               "limits": {"max_items": 5, "max_tokens": 2000}, "entities": {},
+               "sensitivity": {"contains_code": False, "contains_customer_data": False,
+                               "contains_private_meeting_data": False}}
+
+    class Context:
+        function_name, memory_limit_in_mb, aws_request_id = "agentkb-recall", 1024, "req-1"
+        invoked_function_arn = "arn:aws:lambda:eu-west-1:123456789012:function:agentkb-recall"
+
+        @staticmethod
+        def get_remaining_time_in_millis() -> int:
+            return 1300  # 300 ms for retries after the 1 s margin
+
+    started = len(deadlines)
+    response = lambda_handler(rest_event("POST", "/v1/recall", request, key=key, query={"fallback": "fts_only"}),
+                              Context())
+    assert response["statusCode"] == 503, response["body"]
+    assert body_of(response)["error"]["code"] == "SERVICE_UNAVAILABLE"
+    assert response_headers(response)["retry-after"] == "5"
+    assert deadlines[started:] and all(d is not None for d in deadlines[started:])  # bounded by the invocation
+    assert aws_http._deadline.get() is None  # and cleared after it

@@ -107,9 +107,16 @@ class FunctionApp:
         return document
 
     def __call__(self, event: dict[str, Any], lambda_context: Any) -> dict[str, Any]:
-        if "operation" in event and "httpMethod" not in event and "requestContext" not in event:
-            return self._direct(event, lambda_context)
-        return self._http(event, lambda_context, None)
+        from agentkb.adapters.aws_http import set_deadline
+
+        remaining = getattr(lambda_context, "get_remaining_time_in_millis", None)
+        set_deadline(remaining() if callable(remaining) else None)  # OpenSearch retries end before the invocation
+        try:
+            if "operation" in event and "httpMethod" not in event and "requestContext" not in event:
+                return self._direct(event, lambda_context)
+            return self._http(event, lambda_context, None)
+        finally:
+            set_deadline(None)
 
     def _http(self, event: dict[str, Any], lambda_context: Any, direct: Principal | None) -> dict[str, Any]:
         is_v2 = event.get("version") == "2.0"
