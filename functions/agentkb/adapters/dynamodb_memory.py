@@ -17,10 +17,11 @@ superseded (0/1), valid_until (absent = open-ended), updated_at.
 Eligibility is `eligibility_sql`'s WHERE clause as a DynamoDB FilterExpression (`eligibility_filter`), applied
 inside the Query before anything is ranked (sensitivity bits become `sensitivity IN (allowed values)`).
 
-Scale limit of this first version: the vector leg is an exact cosine in plain Python (no numpy in the AWS bundle)
-over every eligible `V#` item of the workspace, read with one paged Query per recall. That is fine to ~10k memories
-per workspace (a 1024-d vector is ~4 KB: 10k memories read ~40 MB worth of RCUs / several hundred ms); beyond,
-memory kNN moves to OpenSearch (the follow-up), with DynamoDB staying the source of truth.
+Scale limit when this store ranks alone (no OpenSearch endpoint): the vector leg is an exact cosine in plain Python
+(no numpy in the AWS bundle) over every eligible `V#` item of the workspace, read with one paged Query per recall.
+That is fine to ~10k memories per workspace (a 1024-d vector is ~4 KB: 10k memories read ~40 MB worth of RCUs /
+several hundred ms); beyond, indexed_memory.IndexedMemoryStore asks the OpenSearch memory index for candidates and
+keeps this store as the source of truth.
 
 Lexical leg: not BM25. A term-match score over the eligible `M#` items: for each distinct query term (the same
 words and stopwords as the embedded FTS query, no stemming), idf * (2.0 tf(name) + 1.5 tf(description) +
