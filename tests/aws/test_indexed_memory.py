@@ -359,3 +359,16 @@ def test_recall_on_a_throttled_index_is_a_503_within_the_invocations_time(aws_se
     assert response_headers(response)["retry-after"] == "5"
     assert deadlines[started:] and all(d is not None for d in deadlines[started:])  # bounded by the invocation
     assert aws_http._deadline.get() is None  # and cleared after it
+
+
+def test_with_an_index_that_ignores_every_filter_the_recheck_alone_gives_the_dynamodb_answers(aws: AwsEnv) -> None:
+    # Given an index that returns every memory of the matrix for any query (filters ignored, newest first)
+    everything = _hits(*range(len(MATRIX), 0, -1))
+    store = _store(aws, Scripted(lambda m, p, b: (200, everything if p.endswith("/_search") else _empty(p))),
+                   Clock(NOW + 3600))
+    _seed(aws, MATRIX)
+    query = unit(1, 0.25, 0.1, 0)
+    for sc in SCOPES:  # Then the re-check and exact scoring reproduce the DynamoDB-only engine, lift included
+        assert store.vector_search(sc, query, 50) == store.truth.vector_search(sc, query, 50), sc
+        assert store.vector_search(sc, query, 3, lifted=[5, 11], lift=0.5) == \
+            store.truth.vector_search(sc, query, 3, lifted=[5, 11], lift=0.5), sc
