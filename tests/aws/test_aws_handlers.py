@@ -16,12 +16,15 @@ the graph are in test_aws_handlers_memory.py.
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 from typing import Any
 
 from aws_backend import AwsBackend, throttle
 
 from agentkb.adapters.dynamodb_snapshot import INLINE_LIMIT
-from agentkb.adapters.factory import get_container
+from agentkb.adapters.factory import get_container, reset_container
+from agentkb.api import gate
+from agentkb.config import reset_settings
 from agentkb.services.snapshot import snapshot_hash
 from tests.helpers import body_of, http_event, invoke, response_headers, rest_event
 from tests.reliability.corpus import EVENTS, load, replay, route_of, schema_validator, seed
@@ -178,3 +181,55 @@ def test_a_throttled_snapshot_table_is_503_with_retry_after(aws_backend: AwsBack
         assert response["statusCode"] == 503, body_of(response)
         assert body_of(response)["error"]["code"] == "SERVICE_UNAVAILABLE"
         assert int(response_headers(response)["retry-after"]) >= 1
+
+
+def test_a_snapshot_draws_on_knowledge_memory_and_graph(aws_backend: AwsBackend, monkeypatch: Any) -> None:
+    key = aws_backend.key(["demo"], ["api:read", "api:write"])
+    assert invoke("ingest", load(EVENTS / "memories/write_ok.json", {"akb_test_replay_key": key}))["statusCode"] == 201
+    assert invoke("ingest", load(EVENTS / "graph/write_ok.json", {"akb_test_replay_key": key}))["statusCode"] == 200
+    kb = invoke("ingest", rest_event("POST", "/api/v2/knowledge/bases", {"workspaceId": "demo", "name": "kb"},
+                                     key=key))
+    kb_id = body_of(kb)["data"]["id"]
+    resource = "/api/v2/knowledge/bases/{knowledgeBaseId}/documents"
+    doc = invoke("ingest", rest_event("POST", f"/api/v2/knowledge/bases/{kb_id}/documents", {
+        "workspaceId": "demo", "name": "deploy.md", "content": "Billing deploys run the CDK pipeline."}, key=key,
+        resource=resource))
+    request = {"runId": RUN, "attemptId": ATTEMPT, "budget": {"maxTokens": 4000, "reservedForOutput": 100},
+               "scope": {"workspaceId": "demo", "maxClassification": "internal", "projectId": "billing"},
+               "task": "how does billing deploy", "sources": {
+                   "knowledge": {"knowledgeBaseIds": [kb_id]}, "memory": {"query": "billing deploy"},
+                   "graph": {"query": "invoice"}}}
+    created = invoke("snapshot", rest_event("POST", "/v1/snapshots", request, key=key))
+    snapshot = body_of(created)
+    assert created["statusCode"] == 201 and snapshot["hash"] == snapshot_hash(snapshot), snapshot
+    assert {i["class"] for i in snapshot["items"]} == {"task", "documents", "memory", "graph"}
+    assert snapshot["exclusions"] == []
+    # A deleted document leaves the index at once: a search no longer finds it
+    deleted = invoke("ingest", rest_event("DELETE", f"{resource.split('{')[0]}{kb_id}/documents/"
+                                          f"{body_of(doc)['data']['id']}", key=key, query={"workspaceId": "demo"},
+                                          resource=resource + "/{documentId}"))
+    assert deleted["statusCode"] == 204
+    search = invoke("search", rest_event("POST", "/api/v2/knowledge/search", {
+        "workspaceId": "demo", "knowledgeBaseIds": [kb_id], "query": "billing deploys"}, key=key))
+    assert search["statusCode"] == 200 and body_of(search)["data"]["results"] == []
+    # A build whose idempotency claim is throttled is a 503 with Retry-After, never a 500
+    throttle(monkeypatch, aws_backend.env.tables["idempotency"])
+    busy = invoke("snapshot", rest_event("POST", "/v1/snapshots", {**request, "attemptId": RUN}, key=key))
+    assert busy["statusCode"] == 503 and body_of(busy)["error"]["code"] == "SERVICE_UNAVAILABLE"
+    assert int(response_headers(busy)["retry-after"]) >= 1
+
+
+def test_the_dynamodb_rate_limiter_answers_429_past_the_limit(aws_backend: AwsBackend, monkeypatch: Any) -> None:
+    monkeypatch.setenv("AGENTKB_RATE_LIMIT_PER_MINUTE", "1")
+    # the gate's clock only: both requests fall in one window, never across a minute boundary
+    monkeypatch.setattr(gate, "time", SimpleNamespace(time=lambda: 1_800_000_030.0))
+    reset_settings()
+    reset_container()
+    key = aws_backend.key(["ws1"], ["api:read"])
+    unknown = "9b2e7c1a-0000-4000-8000-000000000000"
+    assert _get(unknown, key)["statusCode"] == 404  # the key's one request of this minute
+    refused = _get(unknown, key, v2=True)
+    assert refused["statusCode"] == 429 and body_of(refused)["error"]["code"] == "RATE_LIMITED"
+    headers = response_headers(refused)
+    assert headers["retry-after"] == "30" and headers["x-ratelimit-reset"] == "2027-01-15T08:01:00Z"
+    assert (headers["x-ratelimit-limit"], headers["x-ratelimit-remaining"]) == ("1", "0")
