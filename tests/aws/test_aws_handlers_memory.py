@@ -17,7 +17,7 @@ from aws_backend import AwsBackend, throttle
 from aws_env import REGION
 from botocore.stub import Stubber
 
-from tests.helpers import body_of, http_event, invoke, response_headers
+from tests.helpers import body_of, http_event, invoke, response_headers, rest_event
 from tests.reliability.corpus import EVENTS, load, schema_validator
 
 RECALL_SCHEMA = schema_validator("recall-response.schema.json")
@@ -143,3 +143,27 @@ def test_a_throttled_table_is_503_with_retry_after(table: str, function: str, ca
                                                    aws_backend: AwsBackend, monkeypatch: pytest.MonkeyPatch) -> None:
     throttle(monkeypatch, aws_backend.env.tables[table])
     assert_error(invoke(function, recorded(case, demo_key)), 503, "SERVICE_UNAVAILABLE")
+
+
+@pytest.mark.parametrize("fallback", [None, "fts_only"])
+def test_recall_eligibility_holds_on_both_legs(fallback: str | None, aws_backend: AwsBackend) -> None:
+    alice, bob = (aws_backend.key(["demo"], ["api:read", "api:write"], who) for who in ("alice", "bob"))
+    memory = json.loads(recorded("memories/write_ok", alice)["body"])
+    writes = [memory,  # revision 1, then superseded by revision 2
+              {**memory, "body": "Billing deploys now go through GitHub Actions on weekdays.", "idempotency_key": "k2"},
+              {**memory, "name": "alice-notes", "visibility": "personal", "idempotency_key": "k3",
+               "body": "Billing deploy checklist that alice keeps for herself."},
+              {**memory, "name": "acme-deploy", "idempotency_key": "k4", "body": "Billing deploy for customer ACME.",
+               "sensitivity": {**memory["sensitivity"], "contains_customer_data": True}}]
+    ids = [body_of(invoke("ingest", rest_event("POST", "/v1/memories", w, key=alice)))["memory_id"] for w in writes]
+    assert ids == [1, 2, 3, 4]
+    request = json.loads(recorded("recall/recall_ok", alice)["body"])
+    request["scope"]["visibility"] = "personal"  # the audience: personal memories and everything broader
+    seen = {}
+    for who, key in (("alice", alice), ("bob", bob)):
+        event = rest_event("POST", "/v1/recall", request, key=key, query={"fallback": fallback} if fallback else None)
+        body = body_of(invoke("recall", event))
+        assert body.get("vec_degraded_code") == ("fallback_fts_only" if fallback else None)
+        seen[who] = sorted(r["memory_id"] for r in body["results"])
+    # Superseded revisions, another principal's personal memory and customer data (not allowed) never show
+    assert seen == {"alice": [2, 3], "bob": [2]}
