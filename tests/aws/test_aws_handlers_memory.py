@@ -167,3 +167,14 @@ def test_recall_eligibility_holds_on_both_legs(fallback: str | None, aws_backend
         seen[who] = sorted(r["memory_id"] for r in body["results"])
     # Superseded revisions, another principal's personal memory and customer data (not allowed) never show
     assert seen == {"alice": [2, 3], "bob": [2]}
+
+
+def test_an_entity_larger_than_a_dynamodb_item_is_a_400_not_a_503(demo_key: str) -> None:
+    # ~500 KB of attributes: stored twice in one item it could never fit DynamoDB's 400 KB, so no retry would help
+    entity = {"id": "svc:big", "kind": "service", "label": "big", "attributes": {
+        f"a{i}": ["y" * 400] * 10 for i in range(128)}, "proofIds": [],
+        "identity": {"key": "services/big", "scope": "workspace", "aliases": []}}
+    response = invoke("ingest", http_event("POST", "/v1/graph", {"workspaceId": "demo", "entities": [entity],
+                                                                 "relations": [], "proofs": []}, key=demo_key))
+    assert_error(response, 400, "BAD_REQUEST")
+    assert body_of(response)["error"]["details"]["issues"] == [{"path": "entities.0", "message": "larger than 128 KB"}]

@@ -14,11 +14,15 @@ from agentkb.models.graph import (
     GraphWriteRequest,
     ProofRecord,
     RelationRecord,
+    canonical_json,
     identity_fingerprint,
 )
 from agentkb.ports import GraphStore
 
 MAX_REPORTED_ISSUES = 50
+# One entity is one DynamoDB item holding its document twice (doc + canon) under the 400 KB item cap: larger
+# entities are refused by both engines alike (a 400 naming the entity), never a 503 on AWS that retries cannot fix.
+MAX_ENTITY_BYTES = 128 * 1024
 
 
 def parse_graph_write(payload: Any) -> GraphWriteRequest:
@@ -36,6 +40,9 @@ def upsert_graph(store: GraphStore, request: GraphWriteRequest) -> dict[str, Any
     ws = request.workspaceId
     issues: list[dict[str, str]] = []
     entities = [_entity_record(request, i, issues) for i in range(len(request.entities))]
+    for i, e in enumerate(entities):
+        if len(canonical_json(e.doc()).encode("utf-8")) > MAX_ENTITY_BYTES:
+            issues.append({"path": f"entities.{i}", "message": f"larger than {MAX_ENTITY_BYTES // 1024} KB"})
     batch_entities = {e.id for e in entities}
     endpoints = {end for r in request.relations for end in (r.from_, r.to)}
     known = batch_entities | store.existing_entity_ids(ws, sorted(endpoints - batch_entities))

@@ -184,3 +184,14 @@ def test_cli_import_writes_and_rejects_with_one_line(tmp_path: Any, capsys: Any)
     good.write_text(json.dumps(demo()))
     assert main(["graph", "import", str(good), "--workspace", "w", "--data-dir", str(tmp_path)]) == 0
     assert json.loads(capsys.readouterr().out)["entities"] == 11
+
+
+def test_an_entity_too_large_for_one_dynamodb_item_is_a_400_on_every_engine(store: Any) -> None:
+    # Given an entity whose stored document would exceed what one DynamoDB item holds (twice, doc + canon)
+    big = entity("svc:big", "big")
+    big["attributes"] = {f"a{i}": ["y" * 400] * 10 for i in range(40)}
+    # When it is written, Then the batch is refused with a path to the entity and nothing is stored
+    with pytest.raises(BadRequest) as caught:
+        write(store, batch([entity("svc:ok", "ok"), big]))
+    assert caught.value.details["issues"] == [{"path": "entities.1", "message": "larger than 128 KB"}]
+    assert search(store, query="ok")["entities"] == []
