@@ -1,17 +1,13 @@
-"""Settings: the only reader of os.environ. Names and ARNs only, never secret values.
-
-A frozen dataclass checked by hand, not a pydantic model: every function builds it in its cold start, where a
-25-field pydantic model cost about 8 ms to create and validate (bench/coldstart.py; README Decisions).
-"""
+"""Settings: the only reader of os.environ. Names and ARNs only, never secret values."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 ENV_PREFIX = "AGENTKB_"
 MAX_BODY_BYTES = 2 * 1024 * 1024
@@ -21,18 +17,19 @@ class ConfigurationError(RuntimeError):
     """Invalid configuration: fails the cold start loudly."""
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(BaseModel):
     """Runtime settings of every function, read from AGENTKB_* environment variables."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     backend: Literal["embedded", "aws"] = "embedded"
     data_dir: Path = Path(".agentkb")
-    rate_limit_per_minute: int = 600
+    rate_limit_per_minute: int = Field(default=600, ge=1, le=1_000_000)
     default_search_mode: Literal["vector", "hybrid"] = "hybrid"
-    max_body_bytes: int = MAX_BODY_BYTES
+    max_body_bytes: int = Field(default=MAX_BODY_BYTES, ge=1024)
     embedding_model: str | None = None
-    embedding_dimension: int | None = None
-    embed_timeout_ms: int = 5000
+    embedding_dimension: int | None = Field(default=None, ge=1, le=4096)
+    embed_timeout_ms: int = Field(default=5000, ge=1)
     log_level: str = "INFO"
     # AWS backend (set by the CDK stack)
     region: str | None = None
@@ -51,50 +48,12 @@ class Settings:
     ingest_queue_url: str | None = None
     rerank_model_arn: str | None = None
 
-    def __post_init__(self) -> None:
-        problems = [f"{name}: must be one of {', '.join(allowed)}" for name, allowed in _CHOICES.items()
-                    if getattr(self, name) not in allowed]
-        for name, (low, high) in _INT_RANGES.items():
-            value = getattr(self, name)
-            if value is None and name in _OPTIONAL_INTS:
-                continue
-            if not isinstance(value, int) or isinstance(value, bool):
-                problems.append(f"{name}: must be an integer")
-            elif value < low or (high is not None and value > high):
-                problems.append(f"{name}: must be >= {low}" + ("" if high is None else f" and <= {high}"))
-        if not isinstance(self.data_dir, Path):
-            problems.append("data_dir: must be a path")
-        if problems:
-            raise ConfigurationError("invalid agentkb configuration: " + "; ".join(problems))
-
     @property
     def database_path(self) -> Path:
         return self.data_dir / "agentkb.sqlite3"
 
-    def replace(self, **changes: Any) -> Settings:
-        """A copy with some fields changed (validated again)."""
-        return dataclasses.replace(self, **changes)
 
-
-_CHOICES = {"backend": ("embedded", "aws"), "default_search_mode": ("vector", "hybrid"),
-            "opensearch_generation": ("classic", "nextgen")}
-_INT_RANGES: dict[str, tuple[int, int | None]] = {
-    "rate_limit_per_minute": (1, 1_000_000), "max_body_bytes": (1024, None), "embedding_dimension": (1, 4096),
-    "embed_timeout_ms": (1, None)}
-_OPTIONAL_INTS = frozenset({"embedding_dimension"})
-_FIELDS = frozenset(f.name for f in dataclasses.fields(Settings))
-
-
-def _typed(name: str, raw: str) -> Any:
-    if name in _INT_RANGES:
-        try:
-            return int(raw.strip())
-        except ValueError:
-            raise ConfigurationError(f"invalid agentkb configuration: {name}: must be an integer") from None
-    return Path(raw) if name == "data_dir" else raw
-
-
-def _from_environ(environ: dict[str, str]) -> dict[str, Any]:
+def _from_environ(environ: dict[str, str]) -> dict[str, str]:
     values = {
         name[len(ENV_PREFIX):].lower(): value
         for name, value in environ.items()
@@ -102,13 +61,17 @@ def _from_environ(environ: dict[str, str]) -> dict[str, Any]:
     }
     if "region" not in values and environ.get("AWS_REGION"):
         values["region"] = environ["AWS_REGION"]
-    return {k: _typed(k, v) for k, v in values.items() if k in _FIELDS}
+    known = set(Settings.model_fields)
+    return {k: v for k, v in values.items() if k in known}
 
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     """The process-wide settings; invalid values raise ConfigurationError."""
-    return Settings(**_from_environ(dict(os.environ)))
+    try:
+        return Settings.model_validate(_from_environ(dict(os.environ)))
+    except ValidationError as exc:
+        raise ConfigurationError(f"invalid agentkb configuration: {exc}") from exc
 
 
 def tracing_enabled() -> bool:

@@ -30,7 +30,7 @@ def corpus(container: Any, rw_key: str, fake_embedder: Any) -> str:
 
 
 def _fast_timeout(container: Any, ms: int = 50) -> None:
-    container.settings = container.settings.replace(embed_timeout_ms=ms)
+    container.settings = container.settings.model_copy(update={"embed_timeout_ms": ms})
 
 
 def assert_fts_fallback(out: dict[str, Any], code: str) -> None:
