@@ -5,8 +5,9 @@
   .build/deps/python/    the dependency layer: runtime deps from pyproject.toml, manylinux wheels only,
                          minus what the Lambda runtime or the Powertools layer already provide.
 Both are precompiled to bytecode (unchecked-hash .pyc): /var/task and /opt are read-only in Lambda, so without
-shipped bytecode every cold start recompiles pydantic and agentkb from source (about 140 ms measured by
-`bench/coldstart.py --bundle`), and CDK's asset zips reset mtimes, which would invalidate timestamp .pyc files.
+shipped bytecode every cold start recompiles pydantic and agentkb from source (about 160 ms of the search
+function's cold import, built bundle with and without it), and CDK's asset zips reset mtimes, which would
+invalidate timestamp .pyc files.
 """
 
 from __future__ import annotations
