@@ -96,3 +96,18 @@ def validator(schema_file: str) -> Draft202012Validator:
 
 SEARCH_RESPONSE = validator("knowledge-search.v2.response.schema.json")
 ERROR_RESPONSE = validator("error.schema.json")
+
+
+class CountingOperation:
+    """An idempotent operation for tests: counts its runs, fails the first `fail` of them with a domain error."""
+
+    def __init__(self, fail: int = 0) -> None:
+        self.calls, self.fail = 0, fail
+
+    def __call__(self) -> dict[str, Any]:
+        from agentkb.errors import NotFound
+
+        self.calls += 1
+        if self.calls <= self.fail:
+            raise NotFound("transient for the test")
+        return {"run": self.calls}

@@ -29,20 +29,9 @@ from agentkb.models.domain import Principal
 from agentkb.models.idempotency import IdempotentCall
 from agentkb.models.snapshot import CreateSnapshotRequest
 from agentkb.services.snapshot import create_snapshot, request_fingerprint, snapshot_id_for
-from tests.helpers import body_of, mint, response_headers, rest_event
+from tests.helpers import CountingOperation, body_of, mint, response_headers, rest_event
 
 CALL = IdempotentCall("test", "key-1", "payload-1")
-
-
-class Counter:
-    def __init__(self, fail: int = 0) -> None:
-        self.calls, self.fail = 0, fail
-
-    def __call__(self) -> dict[str, Any]:
-        self.calls += 1
-        if self.calls <= self.fail:
-            raise NotFound("transient for the test")
-        return {"run": self.calls}
 
 
 class Holder:
@@ -81,7 +70,7 @@ def idempotency(aws_settings: AwsEnv) -> Any:
 
 
 def test_first_run_stores_and_a_repeat_replays_without_running(aws_settings: AwsEnv, idempotency: Any) -> None:
-    op = Counter()
+    op = CountingOperation()
     first = idempotency.run_once(CALL, op, _Context())
     assert (first.value, first.replayed, op.calls) == ({"run": 1}, False, 1)
     [item] = _items(aws_settings)
@@ -93,7 +82,7 @@ def test_first_run_stores_and_a_repeat_replays_without_running(aws_settings: Aws
 
 
 def test_an_in_progress_duplicate_is_rejected_until_the_first_run_completes(idempotency: Any) -> None:
-    op = Counter()
+    op = CountingOperation()
     with Holder(idempotency, CALL), pytest.raises(OperationInProgress) as raised:
         idempotency.run_once(CALL, op, _Context())
     assert (raised.value.http_status, raised.value.headers) == (503, {"Retry-After": "2"})
@@ -113,12 +102,12 @@ def test_an_in_progress_claim_lapses_with_the_invocation_deadline(aws_settings: 
     with pytest.raises(SystemExit):
         idempotency.run_once(CALL, crash, Expired())
     assert _items(aws_settings)[0]["status"]["S"] == "INPROGRESS"
-    op = Counter()
+    op = CountingOperation()
     assert idempotency.run_once(CALL, op, _Context()).value == {"run": 1}
 
 
 def test_a_failure_removes_the_record_and_a_retry_runs(aws_settings: AwsEnv, idempotency: Any) -> None:
-    op = Counter(fail=1)
+    op = CountingOperation(fail=1)
     with pytest.raises(NotFound):  # the operation's own error, untranslated
         idempotency.run_once(CALL, op, _Context())
     assert _items(aws_settings) == []
@@ -126,7 +115,7 @@ def test_a_failure_removes_the_record_and_a_retry_runs(aws_settings: AwsEnv, ide
 
 
 def test_the_same_key_with_a_different_payload_is_rejected(idempotency: Any) -> None:
-    op = Counter()
+    op = CountingOperation()
     idempotency.run_once(CALL, op, _Context())
     with pytest.raises(IdempotencyKeyReused) as raised:
         idempotency.run_once(IdempotentCall("test", "key-1", "payload-2"), op, _Context())
@@ -142,7 +131,7 @@ def test_persistence_failures_become_domain_errors(aws: AwsEnv, code: str, expec
         stub.add_client_error("put_item", service_error_code=code)
         runner = PowertoolsIdempotency(dynamodb_persistence(lambda: client, "agentkb-test-idempotency"))
         with pytest.raises(expected):
-            runner.run_once(CALL, Counter(), _Context())
+            runner.run_once(CALL, CountingOperation(), _Context())
 
 
 # ---- the SQS consumer ------------------------------------------------------------------------------------------

@@ -119,15 +119,20 @@ class Engine:
 
     def eventually(self, check: Callable[[], None]) -> None:
         """Run a check; on a live collection retry it while the index catches up with writes (~10-60 s)."""
-        deadline = time.monotonic() + self.settle_s
-        while True:
-            try:
-                check()
-                return
-            except AssertionError:
-                if time.monotonic() >= deadline:
-                    raise
-                time.sleep(5)
+        eventually(check, self.settle_s)
+
+
+def eventually(check: Callable[[], None], settle_s: float) -> None:
+    """Run a check, retrying it every 5 s for up to `settle_s` while it fails (the AOSS refresh lag)."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        try:
+            check()
+            return
+        except AssertionError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(5)
 
 
 def _write_corpus(index: Any) -> None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Callable
 
 import pytest
+from contract_engines import eventually
 
 from agentkb.adapters.opensearch_memory import OpenSearchMemoryIndex
 from agentkb.models.memory import VISIBILITY_RANK
@@ -30,18 +30,6 @@ def _document(memory_id: int, name: str, body: str, vector: list[float], **facet
                                "sensitivity": 0, "confirmed": 1, "stale": 0, "superseded": 0, "updated_at": NOW,
                                "owner_id": "alice", "embedding": vector}
     return {**base, **facets}
-
-
-def _eventually(check: Callable[[], None], settle_s: float = 120.0) -> None:
-    deadline = time.monotonic() + settle_s
-    while True:
-        try:
-            check()
-            return
-        except AssertionError:
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(5)
 
 
 def test_live_memory_legs_apply_eligibility_inside_the_query() -> None:
@@ -67,4 +55,4 @@ def test_live_memory_legs_apply_eligibility_inside_the_query() -> None:
         assert [i for i, _ in index.bm25(scope, "billing deploys", 4, 10)[0]] == [1]
         assert sorted(i for i, _ in index.knn(stale_ok, [1.0, 0.0, 0.0, 0.0], 10)[0]) == [1, 2, 4]
 
-    _eventually(check)
+    eventually(check, 120.0)

@@ -14,6 +14,7 @@ from agentkb.adapters.sqlite_db import Database
 from agentkb.adapters.sqlite_idempotency import SqlitePersistenceLayer
 from agentkb.errors import DependencyError, IdempotencyKeyReused, NotFound, OperationInProgress
 from agentkb.models.idempotency import IdempotentCall
+from tests.helpers import CountingOperation
 
 CALL = IdempotentCall("test", "key-1", "payload-1")
 
@@ -24,17 +25,6 @@ class Deadline:
 
     def get_remaining_time_in_millis(self) -> int:
         return self.millis
-
-
-class Counter:
-    def __init__(self, fail: int = 0) -> None:
-        self.calls, self.fail = 0, fail
-
-    def __call__(self) -> dict[str, Any]:
-        self.calls += 1
-        if self.calls <= self.fail:
-            raise NotFound("transient for the test")
-        return {"run": self.calls}
 
 
 @pytest.fixture()
@@ -53,7 +43,7 @@ def rows(db: Database) -> list[dict[str, Any]]:
 
 
 def test_first_run_stores_and_a_repeat_replays_without_running(db: Database) -> None:
-    op, idem = Counter(), runner(db)
+    op, idem = CountingOperation(), runner(db)
     first = idem.run_once(CALL, op, Deadline())
     again = runner(db).run_once(CALL, op, Deadline())  # another process on the same file
     assert (first.value, first.replayed, again.value, again.replayed, op.calls) == ({"run": 1}, False, {"run": 1},
@@ -73,7 +63,7 @@ def test_an_in_progress_duplicate_on_another_connection_is_rejected(db: Database
     holder = threading.Thread(target=lambda: runner(db).run_once(CALL, hold, Deadline()), daemon=True)
     holder.start()  # its own thread, so its own SQLite connection
     assert started.wait(30)
-    op = Counter()
+    op = CountingOperation()
     with pytest.raises(OperationInProgress) as raised:
         runner(db).run_once(CALL, op, Deadline())
     release.set()
@@ -89,7 +79,7 @@ def test_a_claim_lapses_with_its_deadline_and_a_record_with_its_ttl(db: Database
     with pytest.raises(SystemExit):
         runner(db).run_once(CALL, crash, Deadline(-1))
     assert rows(db)[0]["status"] == "INPROGRESS"
-    op = Counter()
+    op = CountingOperation()
     assert runner(db).run_once(CALL, op, Deadline()).value == {"run": 1}
 
     expired = IdempotentCall("test", "key-2")
@@ -98,13 +88,13 @@ def test_a_claim_lapses_with_its_deadline_and_a_record_with_its_ttl(db: Database
 
 
 def test_without_a_deadline_the_claim_gets_a_fixed_lease(db: Database) -> None:
-    runner(db).run_once(CALL, Counter())
+    runner(db).run_once(CALL, CountingOperation())
     [row] = rows(db)
     assert row["in_progress_expiration"] is not None
 
 
 def test_a_failure_removes_the_record_and_a_retry_runs(db: Database) -> None:
-    op, idem = Counter(fail=1), runner(db)
+    op, idem = CountingOperation(fail=1), runner(db)
     with pytest.raises(NotFound):  # the operation's own error, untranslated
         idem.run_once(CALL, op, Deadline())
     assert rows(db) == []
@@ -112,7 +102,7 @@ def test_a_failure_removes_the_record_and_a_retry_runs(db: Database) -> None:
 
 
 def test_the_same_key_with_a_different_payload_is_rejected_even_in_progress(db: Database) -> None:
-    idem, op = runner(db), Counter()
+    idem, op = runner(db), CountingOperation()
     inner: list[Exception] = []
 
     def reenter() -> dict[str, Any]:
@@ -130,4 +120,4 @@ def test_the_same_key_with_a_different_payload_is_rejected_even_in_progress(db: 
 def test_a_broken_store_is_a_dependency_error(db: Database) -> None:
     db.connection().execute("DROP TABLE idempotency")
     with pytest.raises(DependencyError):
-        runner(db).run_once(CALL, Counter(), Deadline())
+        runner(db).run_once(CALL, CountingOperation(), Deadline())
