@@ -158,10 +158,10 @@ def test_a_lost_race_for_a_live_name_is_a_conflict(stores: Any) -> None:
 
 
 def test_stopwords_match_the_embedded_fts_query() -> None:
-    from agentkb.adapters import dynamodb_memory, sqlite_index
+    from agentkb.adapters import dynamodb_memory_match, sqlite_index
 
-    assert dynamodb_memory.STOPWORDS == sqlite_index.STOPWORDS
-    assert dynamodb_memory.MAX_QUERY_TERMS == sqlite_index.MAX_QUERY_TERMS
+    assert dynamodb_memory_match.STOPWORDS == sqlite_index.STOPWORDS
+    assert dynamodb_memory_match.MAX_QUERY_TERMS == sqlite_index.MAX_QUERY_TERMS
 
 
 def test_the_aws_container_serves_the_dynamodb_memory_and_graph_stores(aws_settings: AwsEnv) -> None:

@@ -15,7 +15,8 @@ from aws_env import REGION, AwsEnv
 from test_dynamodb_memory import MATRIX, NOW, SCOPES, WS, record, scope, unit
 
 from agentkb.adapters.aws_http import HttpResponse, JsonClient
-from agentkb.adapters.dynamodb_memory import DynamoDbMemoryStore, is_eligible
+from agentkb.adapters.dynamodb_memory import DynamoDbMemoryStore
+from agentkb.adapters.dynamodb_memory_match import is_eligible
 from agentkb.adapters.dynamodb_tables import aws_client
 from agentkb.adapters.indexed_memory import MIN_CANDIDATES, PENDING_WINDOW_S, IndexedMemoryStore
 from agentkb.adapters.opensearch_memory import OpenSearchMemoryIndex, memory_index_body

@@ -42,13 +42,19 @@ from __future__ import annotations
 
 import json
 import math
-import re
-import struct
-from collections import Counter
 from collections.abc import Collection, Sequence
 from typing import Any
 
 from agentkb.adapters.aws_errors import is_conditional_failure, store_failure
+from agentkb.adapters.dynamodb_memory_match import (
+    eligibility_filter,
+    is_eligible,
+    number,
+    pack,
+    query_terms,
+    term_match,
+    unpack,
+)
 from agentkb.adapters.dynamodb_tables import (
     DynamoDbTable,
     batch_get,
@@ -67,112 +73,8 @@ from agentkb.models.recall import MemoryView, RecallScope
 
 STORE = "memory"
 MARKER_TTL_S = 86_400  # an indexed marker outlives the refresh lag by far; DynamoDB TTL removes it (`ttl`)
-_WORD = re.compile(r"\w+")
-_FIELD_WEIGHTS = (("name", 2.0), ("description", 1.5), ("body", 1.0))
-MAX_QUERY_TERMS = 64
-# sqlite_index.STOPWORDS, copied: that module imports numpy, absent from the AWS bundle (a test holds them equal)
-STOPWORDS = frozenset((
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "how", "i", "if", "in",
-    "into", "is", "it", "its", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they",
-    "this", "to", "was", "what", "when", "where", "which", "who", "why", "will", "with", "do", "does", "did",
-    "can",
-))
-
-
 def _mid(memory_id: int) -> str:
     return f"{memory_id:012d}"
-
-
-def _pack(vector: Sequence[float]) -> bytes:
-    return struct.pack(f"<{len(vector)}f", *vector)
-
-
-def _unpack(blob: bytes) -> tuple[float, ...]:
-    return struct.unpack(f"<{len(blob) // 4}f", blob)
-
-
-def _query_terms(text: str) -> list[str]:
-    """The embedded FTS query's terms: distinct lowercase words without stopwords (unless only stopwords)."""
-    words = list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if w.strip("_")))
-    return ([w for w in words if w not in STOPWORDS] or words)[:MAX_QUERY_TERMS]
-
-
-def eligibility_filter(scope: RecallScope) -> tuple[str, dict[str, Any]]:
-    """eligibility_sql's WHERE clause as a FilterExpression (an absent attribute behaves like SQL NULL)."""
-    values: dict[str, Any] = {":aud": n(scope.audience_rank), ":vp": n(VISIBILITY_RANK["project"]),
-                              ":vc": n(VISIBILITY_RANK["channel"]), ":vo": n(VISIBILITY_RANK["personal"]),
-                              ":me": s(scope.principal_id)}
-    audience = ["vis_rank > :vp", "(vis_rank = :vo AND owner_id = :me)"]
-    if scope.project_id is not None:
-        values[":project"] = s(scope.project_id)
-        audience.append("(vis_rank = :vp AND project_id = :project)")
-    if scope.channel_id is not None:
-        values[":channel"] = s(scope.channel_id)
-        audience.append("(vis_rank = :vc AND channel_id = :channel)")
-    deny = 7 & ~scope.allowed_sensitivity
-    allowed = [v for v in range(8) if v & deny == 0]
-    values.update({f":s{v}": n(v) for v in allowed})
-    clauses = ["vis_rank >= :aud", f"({' OR '.join(audience)})",
-               f"sensitivity IN ({', '.join(f':s{v}' for v in allowed)})"]
-    if scope.project_only:
-        clauses.append("project_id = :project" if scope.project_id is not None else "attribute_not_exists(project_id)")
-    if not scope.include_unconfirmed:
-        clauses.append("confirmed = :one")
-        values[":one"] = n(1)
-    if not scope.include_stale:
-        clauses.append("superseded = :zero AND stale = :zero AND (attribute_not_exists(valid_until)"
-                       " OR valid_until > :now)")
-        values.update({":zero": n(0), ":now": n(float(scope.now))})
-    if scope.since is not None:
-        clauses.append("updated_at >= :since")
-        values[":since"] = n(float(scope.since))
-    return " AND ".join(clauses), values
-
-
-def is_eligible(item: dict[str, Any], scope: RecallScope) -> bool:
-    """eligibility_filter evaluated on one item (the re-check of index candidates against DynamoDB truth)."""
-    vis, project = get_n(item, "vis_rank"), get_s(item, "project_id")
-    if vis < scope.audience_rank or get_n(item, "sensitivity") & (7 & ~scope.allowed_sensitivity):
-        return False
-    p_rank, c_rank, o_rank = (VISIBILITY_RANK[v] for v in ("project", "channel", "personal"))
-    if not (vis > p_rank or (vis == o_rank and get_s(item, "owner_id") == scope.principal_id)
-            or (scope.project_id is not None and vis == p_rank and project == scope.project_id)
-            or (scope.channel_id is not None and vis == c_rank and get_s(item, "channel_id") == scope.channel_id)):
-        return False
-    if scope.project_only and project != scope.project_id:
-        return False
-    if not scope.include_unconfirmed and get_n(item, "confirmed") != 1:
-        return False
-    if not scope.include_stale and (get_n(item, "superseded") or get_n(item, "stale")
-                                    or ("valid_until" in item and _f(item, "valid_until") <= scope.now)):
-        return False
-    return scope.since is None or _f(item, "updated_at") >= scope.since
-
-
-def _f(item: dict[str, Any], name: str) -> float:
-    return float(item[name]["N"])
-
-
-def term_match(docs: Sequence[tuple[int, dict[str, Any]]], terms: Sequence[str]) -> list[tuple[int, float]]:
-    """The lexical score of M# items: idf (over `docs`) x weighted tf in name/description/body; > 0, best first."""
-    counted = [(memory_id, [Counter(_WORD.findall((get_s(item, f) or "").lower())) for f, _w in _FIELD_WEIGHTS])
-               for memory_id, item in docs]
-    total = len(counted)
-    df = {t: sum(1 for _i, fields in counted if any(t in f for f in fields)) for t in terms}
-    scored: list[tuple[float, int]] = []
-    for memory_id, fields in counted:
-        score = sum(math.log(1 + (total - df[t] + 0.5) / (df[t] + 0.5))
-                    * sum(w * f[t] for f, (_name, w) in zip(fields, _FIELD_WEIGHTS, strict=True))
-                    for t in terms if df[t])
-        if score > 0:
-            scored.append((-score, memory_id))
-    scored.sort()
-    return [(memory_id, -neg) for neg, memory_id in scored]
-
-
-def cosine32(embedding: bytes, query: Sequence[float]) -> float:
-    """Dot product of a stored float32 vector with a query rounded to float32 (both L2-normalised)."""
-    return math.fsum(a * b for a, b in zip(_unpack(embedding), _unpack(_pack(query)), strict=False))
 
 
 class DynamoDbMemoryStore(DynamoDbTable):
@@ -245,7 +147,7 @@ class DynamoDbMemoryStore(DynamoDbTable):
             record["supersedes"] = n(supersedes)
         if r.source is not None:
             record["source"] = s(r.source)
-        vector = {**key(ws, "V#" + _mid(memory_id)), **facets, "embedding": {"B": _pack(r.embedding)}}
+        vector = {**key(ws, "V#" + _mid(memory_id)), **facets, "embedding": {"B": pack(r.embedding)}}
         links = [{**key(f"ME#{r.workspace_id}#{e}", _mid(memory_id)), "memory_id": n(memory_id)}
                  for e in dict.fromkeys(r.entity_ids)]
         return record, vector, links
@@ -339,24 +241,24 @@ class DynamoDbMemoryStore(DynamoDbTable):
     def vector_search(self, scope: RecallScope, vector: Sequence[float], k: int,
                       lifted: Collection[int] = (), lift: float = 0.0) -> list[tuple[int, float]]:
         """Exact cosine (dot product of L2-normalised vectors) over the eligible V# items, best first, then id."""
-        q = _unpack(_pack(vector))  # float32, like the stored vectors
+        q = unpack(pack(vector))  # float32, like the stored vectors
         lifted_ids = set(lifted) if lift else set()
         scored: list[tuple[float, int, float]] = []
         for item in self._eligible(scope, "V#", projection="memory_id, embedding"):
             memory_id = get_n(item, "memory_id")
-            sim = math.fsum(a * b for a, b in zip(_unpack(bytes(item["embedding"]["B"])), q, strict=False))
+            sim = math.fsum(a * b for a, b in zip(unpack(bytes(item["embedding"]["B"])), q, strict=False))
             scored.append((-(sim + lift if memory_id in lifted_ids else sim), memory_id, sim))
         scored.sort()
         return [(memory_id, sim) for _rank, memory_id, sim in scored[:max(k, 0)]]
 
     def similarities(self, workspace_id: str, memory_ids: Sequence[int], vector: Sequence[float]) -> dict[int, float]:
-        q = _unpack(_pack(vector))
-        return {memory_id: math.fsum(a * b for a, b in zip(_unpack(bytes(item["embedding"]["B"])), q, strict=False))
+        q = unpack(pack(vector))
+        return {memory_id: math.fsum(a * b for a, b in zip(unpack(bytes(item["embedding"]["B"])), q, strict=False))
                 for memory_id, item in self._records(workspace_id, memory_ids, "V#").items()}
 
     # -- lexical, links, views ----------------------------------------------------------------------------------
     def lexical_search(self, scope: RecallScope, text: str, k: int) -> list[tuple[int, float]]:
-        terms = _query_terms(text)
+        terms = query_terms(text)
         if not terms:
             return []
         docs = [(get_n(item, "memory_id"), item)
@@ -385,7 +287,7 @@ class DynamoDbMemoryStore(DynamoDbTable):
                 KeyConditionExpression="pk = :pk", ExpressionAttributeValues={
                     ":pk": s(f"ME#{scope.workspace_id}#{entity_id}")})]
         items = self.items(scope.workspace_id, [m for ids in links.values() for m in ids], "V#")
-        updated = {m: _f(i, "updated_at") for m, i in items.items() if is_eligible(i, scope)}
+        updated = {m: number(i, "updated_at") for m, i in items.items() if is_eligible(i, scope)}
         out: list[tuple[int, str]] = []
         for entity_id, linked in links.items():
             ranked = sorted((m for m in linked if m in updated), key=lambda m: (-updated[m], -m))

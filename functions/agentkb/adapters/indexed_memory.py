@@ -20,14 +20,8 @@ import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
-from agentkb.adapters.dynamodb_memory import (
-    DynamoDbMemoryStore,
-    _query_terms,
-    _unpack,
-    cosine32,
-    is_eligible,
-    term_match,
-)
+from agentkb.adapters.dynamodb_memory import DynamoDbMemoryStore
+from agentkb.adapters.dynamodb_memory_match import cosine32, is_eligible, query_terms, term_match, unpack
 from agentkb.adapters.dynamodb_tables import get_n, get_s
 from agentkb.adapters.opensearch_memory import OpenSearchMemoryIndex
 from agentkb.errors import DependencyError, DomainError
@@ -50,7 +44,7 @@ def memory_document(record: dict[str, Any], vector: dict[str, Any]) -> dict[str,
         "body": get_s(record, "body") or "", "entity_ids": json.loads(get_s(record, "entity_ids") or "[]"),
         **{f: get_n(record, f) for f in ("vis_rank", "sensitivity", "confirmed", "stale", "superseded")},
         "updated_at": float(record["updated_at"]["N"]),
-        "embedding": list(_unpack(bytes(vector["embedding"]["B"])))}
+        "embedding": list(unpack(bytes(vector["embedding"]["B"])))}
     for name in ("project_id", "channel_id", "owner_id"):
         if name in record:
             document[name] = get_s(record, name)
@@ -196,7 +190,7 @@ class IndexedMemoryStore:
 
     def lexical_search(self, scope: RecallScope, text: str, k: int) -> list[tuple[int, float]]:
         """BM25 hits (relative to the best one) merged with pending matches (term-match relative to the best)."""
-        terms = _query_terms(text)
+        terms = query_terms(text)
         dimension = self.truth.vector_dimension(scope.workspace_id)
         if not terms or k <= 0 or dimension is None:
             return []

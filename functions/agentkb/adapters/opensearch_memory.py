@@ -2,7 +2,7 @@
 
 A projection of the DynamoDB memory table (the truth), used only to find candidates fast: filtered kNN and BM25
 over name/description/body, each with recall eligibility compiled to DSL inside the query (the same
-rules as dynamodb_memory.eligibility_filter; an absent field behaves like SQL NULL). Documents carry our key in
+rules as dynamodb_memory_match.eligibility_filter; an absent field behaves like SQL NULL). Documents carry our key in
 the `memory_id` field (no custom `_id` on vector collections); a memory's document is replaced by looking its
 `_id`s up by term and deleting them in the same bulk request that indexes the new version.
 """
