@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass
 
 from aws_cdk import Aws
-
 from constructs import Node
+
 from infra import constants as c
 
 

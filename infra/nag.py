@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from aws_cdk import Acknowledgment, Validations
-
 from constructs import IConstruct
 
 

@@ -8,8 +8,8 @@ from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
-
 from constructs import Construct
+
 from infra import constants as c
 from infra.config import DeploymentConfig
 

@@ -10,8 +10,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_ssm as ssm
-
 from constructs import Construct
+
 from infra import bundling
 from infra import constants as c
 from infra.config import DeploymentConfig

@@ -5,8 +5,8 @@ from __future__ import annotations
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sqs as sqs
-
 from constructs import Construct
+
 from infra import constants as c
 from infra.config import DeploymentConfig
 

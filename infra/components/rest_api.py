@@ -8,8 +8,8 @@ from aws_cdk import RemovalPolicy
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
-
 from constructs import Construct
+
 from infra import constants as c
 from infra.config import DeploymentConfig
 from infra.nag import acknowledge

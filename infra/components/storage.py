@@ -6,8 +6,8 @@ from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as ddb
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
-
 from constructs import Construct
+
 from infra import constants as c
 from infra.config import DeploymentConfig
 from infra.nag import acknowledge

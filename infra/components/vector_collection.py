@@ -7,8 +7,8 @@ import json
 from aws_cdk import Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_opensearchserverless as aoss
-
 from constructs import Construct
+
 from infra import constants as c
 from infra.config import DeploymentConfig
 

@@ -6,8 +6,8 @@ import json
 
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_wafv2 as wafv2
-
 from constructs import Construct
+
 from infra import constants as c
 from infra.config import DeploymentConfig
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from aws_cdk import CfnOutput, Stack
-
 from constructs import Construct
+
 from infra.components.api_alarms import ApiAlarms
 from infra.components.functions import ServiceFunctions
 from infra.components.rest_api import ServiceApi

@@ -7,8 +7,8 @@ from typing import Any
 from aws_cdk import CfnOutput, Stack
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_notifications as s3n
-
 from constructs import Construct
+
 from infra import constants as c
 from infra.components.ingest_queue import IngestQueue
 from infra.components.storage import DocumentBucket, KeyPepper, Tables
