@@ -46,7 +46,7 @@ test-live: dev-install
 	$(PY) -m pytest -m live tests/contract
 
 lint: dev-install
-	$(VENV)/bin/ruff check functions tests bench infra
+	$(VENV)/bin/ruff check --no-cache functions tests bench infra
 	$(VENV)/bin/mypy functions/agentkb
 
 # Schemathesis against `agentkb serve` on loopback: >= 500 generated cases per route (a bounded run is in make test).
