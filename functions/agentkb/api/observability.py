@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -12,6 +13,10 @@ from agentkb.config import metrics_enabled, tracing_enabled
 logger = Logger(service="agentkb")
 metrics = Metrics(namespace="agentkb", service="agentkb")
 F = TypeVar("F", bound=Callable[..., Any])
+if not metrics_enabled():
+    # count_response adds nothing then, and Powertools would warn on the first flush of an empty buffer (local runs,
+    # benchmarks, tests); with metrics on, every response adds a count and the warning cannot happen.
+    warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)
 
 
 def capture_handler(handler: F) -> F:
