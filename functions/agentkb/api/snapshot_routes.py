@@ -16,6 +16,7 @@ from agentkb.api.responses import ERRORS, ok
 from agentkb.api.search_routes import search_deps
 from agentkb.errors import NotFound
 from agentkb.models.snapshot import UUID_PATTERN, ContextSnapshotOut, CreateSnapshotRequest
+from agentkb.ports import RemainingTime
 from agentkb.services.snapshot import SnapshotDeps, create_snapshot, get_snapshot
 from agentkb.services.snapshot_sources import MemoizedEmbedder, SourceDeps, recall_available
 
@@ -23,7 +24,8 @@ router = Router()
 _UUID = re.compile(UUID_PATTERN)
 
 
-def snapshot_deps() -> SnapshotDeps:
+def snapshot_deps(deadline: RemainingTime | None = None) -> SnapshotDeps:
+    """The snapshot service's ports; `deadline` is the invocation's (in-progress idempotency claims lapse with it)."""
     from agentkb.api.stores import graph_store
 
     container = get_container()
@@ -36,9 +38,16 @@ def snapshot_deps() -> SnapshotDeps:
 
         memory = memory_retriever(dataclasses.replace(recall_deps(), embedder=embedder))
     sources = SourceDeps(dataclasses.replace(search, embedder=embedder), graph_store(), container.snapshots, memory)
-    # The invocation's Lambda context (per request, also from the local gateway): in-progress claims lapse with it.
-    deadline = getattr(router, "lambda_context", None)
     return SnapshotDeps(sources, container.tokenizer, container.idempotency, deadline=deadline)
+
+
+def _request_deadline() -> RemainingTime | None:
+    """This request's Lambda context (also the local gateway's), when it can tell its remaining time.
+
+    Read inside the route only: the router keeps the last request's context after it ends.
+    """
+    context = getattr(router, "lambda_context", None)
+    return context if callable(getattr(context, "get_remaining_time_in_millis", None)) else None
 
 
 def _raw(status: int, body: bytes) -> Response[Any]:
@@ -54,7 +63,7 @@ def _raw(status: int, body: bytes) -> Response[Any]:
                         503: ERRORS[503] | {"description": "Same runId + attemptId still being built by another "
                                             "request (Retry-After), or a dependency is unavailable"}})
 def create_snapshot_route(request: Annotated[CreateSnapshotRequest, Body()]) -> Response[Any]:
-    outcome = create_snapshot(request, current_principal(), snapshot_deps())
+    outcome = create_snapshot(request, current_principal(), snapshot_deps(_request_deadline()))
     return _raw(outcome.status, outcome.body)
 
 
