@@ -88,7 +88,9 @@ class PowertoolsIdempotency:
                                    raise_on_no_idempotency_key=True, expires_after_seconds=self._record_ttl_s,
                                    hash_function="sha256", response_hook=on_replay)
         # In-progress claims expire with the invocation: a run killed by its timeout frees the key for retries.
-        config.register_lambda_context(deadline or FixedLease())  # type: ignore[arg-type]
+        if not callable(getattr(deadline, "get_remaining_time_in_millis", None)):
+            deadline = FixedLease()  # no deadline, or a context object that cannot tell its remaining time
+        config.register_lambda_context(deadline)  # type: ignore[arg-type]
 
         def run(data: dict[str, str]) -> dict[str, Any]:
             return operation()
