@@ -6,6 +6,7 @@ import json
 import logging
 import threading
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, APIGatewayRestResolver, Response
@@ -95,10 +96,16 @@ class FunctionApp:
 
     def __init__(self, name: str, routers: Sequence[Router]) -> None:
         self.name = name
+        self._routers = tuple(routers)
         self.rest = _resolver(APIGatewayRestResolver, routers)
-        self.http = _resolver(APIGatewayHttpResolver, routers)
         # Re-entrant: GET /openapi.json runs inside the search function and asks every function (itself too).
         self._lock = threading.RLock()
+
+    @cached_property
+    def http(self) -> ApiGatewayResolver:
+        """The HTTP API v2 resolver, built on the first v2 event (the stack deploys a REST API; direct invocations
+        are REST-shaped), under the function's lock."""
+        return _resolver(APIGatewayHttpResolver, self._routers)
 
     def openapi(self) -> dict[str, Any]:
         with self._lock:
