@@ -41,19 +41,20 @@ consistent reads, exactly `eligibility_filter`'s rules).
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Collection, Sequence
 from typing import Any
 
 from agentkb.adapters.aws_errors import is_conditional_failure, store_failure
 from agentkb.adapters.dynamodb_memory_match import (
+    cosine32,
     eligibility_filter,
+    float32,
     is_eligible,
     number,
     pack,
     query_terms,
+    rank_by_cosine,
     term_match,
-    unpack,
 )
 from agentkb.adapters.dynamodb_tables import (
     DynamoDbTable,
@@ -241,19 +242,13 @@ class DynamoDbMemoryStore(DynamoDbTable):
     def vector_search(self, scope: RecallScope, vector: Sequence[float], k: int,
                       lifted: Collection[int] = (), lift: float = 0.0) -> list[tuple[int, float]]:
         """Exact cosine (dot product of L2-normalised vectors) over the eligible V# items, best first, then id."""
-        q = unpack(pack(vector))  # float32, like the stored vectors
-        lifted_ids = set(lifted) if lift else set()
-        scored: list[tuple[float, int, float]] = []
-        for item in self._eligible(scope, "V#", projection="memory_id, embedding"):
-            memory_id = get_n(item, "memory_id")
-            sim = math.fsum(a * b for a, b in zip(unpack(bytes(item["embedding"]["B"])), q, strict=False))
-            scored.append((-(sim + lift if memory_id in lifted_ids else sim), memory_id, sim))
-        scored.sort()
-        return [(memory_id, sim) for _rank, memory_id, sim in scored[:max(k, 0)]]
+        items = ((get_n(item, "memory_id"), item)
+                 for item in self._eligible(scope, "V#", projection="memory_id, embedding"))
+        return rank_by_cosine(items, vector, k, set(lifted) if lift else (), lift)
 
     def similarities(self, workspace_id: str, memory_ids: Sequence[int], vector: Sequence[float]) -> dict[int, float]:
-        q = unpack(pack(vector))
-        return {memory_id: math.fsum(a * b for a, b in zip(unpack(bytes(item["embedding"]["B"])), q, strict=False))
+        query32 = float32(vector)
+        return {memory_id: cosine32(item, query32)
                 for memory_id, item in self._records(workspace_id, memory_ids, "V#").items()}
 
     # -- lexical, links, views ----------------------------------------------------------------------------------

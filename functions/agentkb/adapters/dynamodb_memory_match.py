@@ -10,7 +10,7 @@ import math
 import re
 import struct
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from agentkb.adapters.dynamodb_tables import get_n, get_s, n, s
@@ -117,6 +117,23 @@ def term_match(docs: Sequence[tuple[int, dict[str, Any]]], terms: Sequence[str])
     return [(memory_id, -neg) for neg, memory_id in scored]
 
 
-def cosine32(embedding: bytes, query: Sequence[float]) -> float:
-    """Dot product of a stored float32 vector with a query rounded to float32 (both L2-normalised)."""
-    return math.fsum(a * b for a, b in zip(unpack(embedding), unpack(pack(query)), strict=False))
+def float32(vector: Sequence[float]) -> tuple[float, ...]:
+    """A query vector rounded to float32, like the stored ones (round it once per recall, not per item)."""
+    return unpack(pack(vector))
+
+
+def cosine32(item: dict[str, Any], query32: Sequence[float]) -> float:
+    """Dot product of a V# item's stored float32 vector with a `float32` query (both L2-normalised)."""
+    return math.fsum(a * b for a, b in zip(unpack(bytes(item["embedding"]["B"])), query32, strict=False))
+
+
+def rank_by_cosine(items: Iterable[tuple[int, dict[str, Any]]], vector: Sequence[float], k: int,
+                   lifted: Collection[int] = (), lift: float = 0.0) -> list[tuple[int, float]]:
+    """(memory id, cosine) of the k best V# items, `lift` added to `lifted` ids for ranking; best first, then id."""
+    query32 = float32(vector)
+    scored = []
+    for memory_id, item in items:
+        sim = cosine32(item, query32)
+        scored.append((-(sim + lift if memory_id in lifted else sim), memory_id, sim))
+    scored.sort()
+    return [(memory_id, sim) for _rank, memory_id, sim in scored[:max(k, 0)]]

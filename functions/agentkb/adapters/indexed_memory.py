@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from agentkb.adapters.dynamodb_memory import DynamoDbMemoryStore
-from agentkb.adapters.dynamodb_memory_match import cosine32, is_eligible, query_terms, term_match, unpack
+from agentkb.adapters.dynamodb_memory_match import is_eligible, number, query_terms, rank_by_cosine, term_match, unpack
 from agentkb.adapters.dynamodb_tables import get_n, get_s
 from agentkb.adapters.opensearch_memory import OpenSearchMemoryIndex
 from agentkb.errors import DependencyError, DomainError
@@ -33,6 +33,7 @@ OVERFETCH = 4  # index candidates per wanted result (re-check losses: superseded
 MIN_CANDIDATES = 40
 MAX_CANDIDATES = 1000  # the over-fetch grows x4 while the re-check leaves fewer than k, up to this
 REPAIR_BATCH = 25  # unindexed memories a successful write retries on the way
+SYNC_BATCH = 200  # memories projected into the index per bulk request
 log = logging.getLogger("agentkb.memory_index")
 
 
@@ -43,13 +44,13 @@ def memory_document(record: dict[str, Any], vector: dict[str, Any]) -> dict[str,
         "name": get_s(record, "name") or "", "description": get_s(record, "description") or "",
         "body": get_s(record, "body") or "", "entity_ids": json.loads(get_s(record, "entity_ids") or "[]"),
         **{f: get_n(record, f) for f in ("vis_rank", "sensitivity", "confirmed", "stale", "superseded")},
-        "updated_at": float(record["updated_at"]["N"]),
+        "updated_at": number(record, "updated_at"),
         "embedding": list(unpack(bytes(vector["embedding"]["B"])))}
     for name in ("project_id", "channel_id", "owner_id"):
         if name in record:
             document[name] = get_s(record, name)
     if "valid_until" in record:
-        document["valid_until"] = float(record["valid_until"]["N"])
+        document["valid_until"] = number(record, "valid_until")
     return document
 
 
@@ -86,8 +87,8 @@ class IndexedMemoryStore:
         for r, memory_id in zip(records, ids, strict=True):
             by_workspace.setdefault(r.workspace_id, []).append(memory_id)
         for workspace_id, written in by_workspace.items():
-            for start in range(0, len(written), 200):
-                self.sync(workspace_id, written[start:start + 200])
+            for start in range(0, len(written), SYNC_BATCH):  # every batch is tried: a failed one stays marked
+                self.sync(workspace_id, written[start:start + SYNC_BATCH])
         return ids
 
     def sync(self, workspace_id: str, memory_ids: Sequence[int], *, repair: bool = True) -> bool:
@@ -124,24 +125,21 @@ class IndexedMemoryStore:
 
     def repair(self, workspace_id: str, limit: int | None = None, skip: Collection[int] = ()) -> int:
         """Re-sync unindexed memories (at most `limit`), stopping at the first failure; returns how many synced."""
-        waiting = [i for i in self.truth.unindexed(workspace_id, limit) if i not in skip]
-        done = 0
-        for start in range(0, len(waiting), 200):
-            batch = waiting[start:start + 200]
-            if not self.sync(workspace_id, batch, repair=False):
-                break
-            done += len(batch)
-        return done
+        return self._sync_batches(workspace_id, [i for i in self.truth.unindexed(workspace_id, limit) if i not in skip])
 
     def reindex(self, workspace_id: str) -> int:
         """Re-project every memory of the workspace (backfill, or a lost index); stops at the first failure, whose
         memories stay marked unindexed. Returns how many were re-indexed."""
-        ids = self.truth.memory_ids(workspace_id)
+        return self._sync_batches(workspace_id, self.truth.memory_ids(workspace_id))
+
+    def _sync_batches(self, workspace_id: str, memory_ids: Sequence[int]) -> int:
+        """Sync in batches of SYNC_BATCH, stopping at the first failure; returns how many synced."""
         done = 0
-        for start in range(0, len(ids), 200):
-            if not self.sync(workspace_id, ids[start:start + 200], repair=False):
+        for start in range(0, len(memory_ids), SYNC_BATCH):
+            batch = memory_ids[start:start + SYNC_BATCH]
+            if not self.sync(workspace_id, batch, repair=False):
                 break
-            done += len(ids[start:start + 200])
+            done += len(batch)
         return done
 
     # -- recall legs --------------------------------------------------------------------------------------------
@@ -181,12 +179,7 @@ class IndexedMemoryStore:
         lifted_ids = set(lifted) if lift else set()
         _, eligible = self._candidates(scope, k, "V#", [*self._pending(scope.workspace_id), *lifted_ids],
                                        lambda size: self.index.knn(scope, vector, size))
-        scored = []
-        for memory_id, item in eligible.items():
-            sim = cosine32(bytes(item["embedding"]["B"]), vector)
-            scored.append((-(sim + lift if memory_id in lifted_ids else sim), memory_id, sim))
-        scored.sort()
-        return [(memory_id, sim) for _rank, memory_id, sim in scored[:k]]
+        return rank_by_cosine(eligible.items(), vector, k, lifted_ids, lift)
 
     def lexical_search(self, scope: RecallScope, text: str, k: int) -> list[tuple[int, float]]:
         """BM25 hits (relative to the best one) merged with pending matches (term-match relative to the best)."""
