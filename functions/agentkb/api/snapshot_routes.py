@@ -41,15 +41,6 @@ def snapshot_deps(deadline: RemainingTime | None = None) -> SnapshotDeps:
     return SnapshotDeps(sources, container.tokenizer, container.idempotency, deadline=deadline)
 
 
-def _request_deadline() -> RemainingTime | None:
-    """This request's Lambda context (also the local gateway's), when it can tell its remaining time.
-
-    Read inside the route only: the router keeps the last request's context after it ends.
-    """
-    context = getattr(router, "lambda_context", None)
-    return context if callable(getattr(context, "get_remaining_time_in_millis", None)) else None
-
-
 def _raw(status: int, body: bytes) -> Response[Any]:
     # The stored bytes, untouched: GET answers byte-for-byte what the POST answered.
     return Response(status_code=status, content_type="application/json", body=body.decode("utf-8"))
@@ -63,7 +54,9 @@ def _raw(status: int, body: bytes) -> Response[Any]:
                         503: ERRORS[503] | {"description": "Same runId + attemptId still being built by another "
                                             "request (Retry-After), or a dependency is unavailable"}})
 def create_snapshot_route(request: Annotated[CreateSnapshotRequest, Body()]) -> Response[Any]:
-    outcome = create_snapshot(request, current_principal(), snapshot_deps(_request_deadline()))
+    # This request's Lambda context, read here only: the router keeps the last request's context after it ends
+    # (the idempotency adapter ignores a context that cannot tell its remaining time).
+    outcome = create_snapshot(request, current_principal(), snapshot_deps(router.lambda_context))
     return _raw(outcome.status, outcome.body)
 
 
