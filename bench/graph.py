@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "functions"))
 
-from agentkb.adapters.sqlite_db import Database  # noqa: E402
-from agentkb.adapters.sqlite_graph import SqliteGraphStore  # noqa: E402
+from agentkb.adapters.embedded.sqlite_db import Database  # noqa: E402
+from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore  # noqa: E402
 from agentkb.models.graph import (  # noqa: E402
     ENTITY_KINDS,
     RELATION_KINDS,

@@ -133,7 +133,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=100)
     args = parser.parse_args()
-    from agentkb.adapters.local_embedder import DIMENSION
+    from agentkb.adapters.embedded.local_embedder import DIMENSION
 
     out: dict[str, Any] = {"bench": "recall", "queries": args.queries, "dimension": DIMENSION, "sizes": {}}
     for size in args.sizes:

@@ -94,7 +94,7 @@ AOSS_OCU_USD_PER_HOUR = 0.24
 TABLES = MappingProxyType(
     {
         "catalog": ("pk", "sk", None),
-        "memory": ("pk", "sk", "ttl"),  # ttl: the memory index markers (adapters/dynamodb_memory.py)
+        "memory": ("pk", "sk", "ttl"),  # ttl: the memory index markers (adapters/aws/dynamodb_memory.py)
         "graph": ("pk", "sk", None),
         "snapshot": ("pk", "sk", None),
         "keys": ("pk", "sk", None),

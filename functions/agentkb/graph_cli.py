@@ -26,8 +26,8 @@ def register(subparsers: Any) -> None:
 
 def run_import(args: argparse.Namespace) -> int:
     """Validate the whole file, write it atomically, print the counts as one JSON line."""
-    from agentkb.adapters.sqlite_db import open_database
-    from agentkb.adapters.sqlite_graph import SqliteGraphStore
+    from agentkb.adapters.embedded.sqlite_db import open_database
+    from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore
     from agentkb.services.graph_write import parse_graph_write, upsert_graph
 
     try:

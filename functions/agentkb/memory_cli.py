@@ -27,8 +27,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from agentkb.adapters.aws.indexed_memory import IndexedMemoryStore
     from agentkb.adapters.factory import get_container
-    from agentkb.adapters.indexed_memory import IndexedMemoryStore
 
     store = get_container().memories
     if not isinstance(store, IndexedMemoryStore):

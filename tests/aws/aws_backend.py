@@ -27,7 +27,7 @@ from botocore.exceptions import ClientError
 from botocore.response import StreamingBody
 from fake_opensearch import FakeOpenSearch, analyze
 
-from agentkb.adapters import aws_http, dynamodb_tables
+from agentkb.adapters.aws import aws_http, dynamodb_tables
 from agentkb.adapters.factory import get_container
 from agentkb.services.auth import create_api_key
 

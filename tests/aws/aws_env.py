@@ -10,7 +10,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from agentkb.adapters.dynamodb_tables import aws_client
+from agentkb.adapters.aws.dynamodb_tables import aws_client
 from agentkb.adapters.factory import reset_container
 from agentkb.config import reset_settings
 from infra import constants as c

@@ -18,8 +18,8 @@ import re
 from collections import Counter
 from typing import Any
 
-from agentkb.adapters.aws_http import HttpResponse
-from agentkb.adapters.opensearch_index import cosine
+from agentkb.adapters.aws.aws_http import HttpResponse
+from agentkb.adapters.aws.opensearch_index import cosine
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP = frozenset({"a", "an", "and", "are", "as", "at", "be", "by", "for", "if", "in", "into", "is", "it", "no",

@@ -13,8 +13,8 @@ from botocore.exceptions import ReadTimeoutError
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
-from agentkb.adapters.aws_tokenizer import ApproximateTokenizer
-from agentkb.adapters.bedrock import TITAN_V2, BedrockEmbedder, BedrockReranker
+from agentkb.adapters.aws.aws_tokenizer import ApproximateTokenizer
+from agentkb.adapters.aws.bedrock import TITAN_V2, BedrockEmbedder, BedrockReranker
 from agentkb.config import ConfigurationError
 from agentkb.errors import EmbeddingUnavailable
 from agentkb.services.chunking import chunk_text

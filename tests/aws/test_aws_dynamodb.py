@@ -8,11 +8,11 @@ from functools import partial
 import pytest
 from aws_env import REGION, AwsEnv
 
-from agentkb.adapters.aws_secrets import AwsSecretStore
-from agentkb.adapters.dynamodb_catalog import DynamoDbCatalog
-from agentkb.adapters.dynamodb_security import DynamoDbEmbeddingCache, DynamoDbKeyStore, DynamoDbRateLimiter
-from agentkb.adapters.dynamodb_snapshot import INLINE_LIMIT, DynamoDbSnapshotStore
-from agentkb.adapters.dynamodb_tables import aws_client
+from agentkb.adapters.aws.aws_secrets import AwsSecretStore
+from agentkb.adapters.aws.dynamodb_catalog import DynamoDbCatalog
+from agentkb.adapters.aws.dynamodb_security import DynamoDbEmbeddingCache, DynamoDbKeyStore, DynamoDbRateLimiter
+from agentkb.adapters.aws.dynamodb_snapshot import INLINE_LIMIT, DynamoDbSnapshotStore
+from agentkb.adapters.aws.dynamodb_tables import aws_client
 from agentkb.errors import Conflict
 from agentkb.models.domain import Document, EmbeddingProfile, KnowledgeBase, TagDefinition
 from agentkb.models.snapshot import StoredSnapshot
@@ -120,7 +120,7 @@ def test_secret_pepper_comes_from_secrets_manager(aws: AwsEnv) -> None:
 def test_store_throttling_is_a_503_with_retry_after() -> None:
     from botocore.exceptions import ClientError
 
-    from agentkb.adapters.dynamodb_security import DynamoDbRateLimiter as Limiter
+    from agentkb.adapters.aws.dynamodb_security import DynamoDbRateLimiter as Limiter
     from agentkb.errors import ServiceUnavailable
 
     class Throttled:

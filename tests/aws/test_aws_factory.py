@@ -7,7 +7,7 @@ import json
 
 from aws_env import AwsEnv
 
-from agentkb.adapters.dynamodb_tables import aws_client
+from agentkb.adapters.aws.dynamodb_tables import aws_client
 from agentkb.adapters.factory import get_container
 from agentkb.services.auth import create_api_key
 from tests.helpers import body_of, response_headers, rest_event
@@ -66,7 +66,7 @@ def test_every_client_and_the_signer_come_from_one_session(aws_settings: AwsEnv,
     # Given a fresh process state: no session, no clients
     import boto3
 
-    from agentkb.adapters import dynamodb_tables
+    from agentkb.adapters.aws import dynamodb_tables
 
     created: list[object] = []
     real = boto3.session.Session

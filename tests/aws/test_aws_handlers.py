@@ -21,7 +21,7 @@ from typing import Any
 
 from aws_backend import AwsBackend, throttle
 
-from agentkb.adapters.dynamodb_snapshot import INLINE_LIMIT
+from agentkb.adapters.aws.dynamodb_snapshot import INLINE_LIMIT
 from agentkb.adapters.factory import get_container, reset_container
 from agentkb.api import gate
 from agentkb.config import reset_settings

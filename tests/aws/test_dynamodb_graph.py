@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from aws_env import REGION, AwsEnv
 
-from agentkb.adapters.dynamodb_graph import DynamoDbGraphStore, descending_weight
-from agentkb.adapters.dynamodb_tables import aws_client
-from agentkb.adapters.sqlite_db import Database
-from agentkb.adapters.sqlite_graph import SqliteGraphStore
+from agentkb.adapters.aws.dynamodb_graph import DynamoDbGraphStore, descending_weight
+from agentkb.adapters.aws.dynamodb_tables import aws_client
+from agentkb.adapters.embedded.sqlite_db import Database
+from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore
 from agentkb.errors import Conflict
 from agentkb.models.graph import (
     EntityRecord,

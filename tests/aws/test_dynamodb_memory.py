@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from aws_env import REGION, AwsEnv
 
-from agentkb.adapters.dynamodb_memory import DynamoDbMemoryStore
-from agentkb.adapters.dynamodb_tables import aws_client
-from agentkb.adapters.sqlite_db import Database
-from agentkb.adapters.sqlite_memory import SqliteMemoryStore
+from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
+from agentkb.adapters.aws.dynamodb_tables import aws_client
+from agentkb.adapters.embedded.sqlite_db import Database
+from agentkb.adapters.embedded.sqlite_memory import SqliteMemoryStore
 from agentkb.errors import Conflict
 from agentkb.models.memory import VISIBILITY_RANK, IdempotencyRecord, MemoryRecord
 from agentkb.models.recall import RecallScope
@@ -158,14 +158,15 @@ def test_a_lost_race_for_a_live_name_is_a_conflict(stores: Any) -> None:
 
 
 def test_stopwords_match_the_embedded_fts_query() -> None:
-    from agentkb.adapters import dynamodb_memory_match, sqlite_index
+    from agentkb.adapters.aws import dynamodb_memory_match
+    from agentkb.adapters.embedded import sqlite_index
 
     assert dynamodb_memory_match.STOPWORDS == sqlite_index.STOPWORDS
     assert dynamodb_memory_match.MAX_QUERY_TERMS == sqlite_index.MAX_QUERY_TERMS
 
 
 def test_the_aws_container_serves_the_dynamodb_memory_and_graph_stores(aws_settings: AwsEnv) -> None:
-    from agentkb.adapters.dynamodb_graph import DynamoDbGraphStore
+    from agentkb.adapters.aws.dynamodb_graph import DynamoDbGraphStore
     from agentkb.adapters.factory import get_container
 
     container = get_container()

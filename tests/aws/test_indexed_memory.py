@@ -14,12 +14,12 @@ import pytest
 from aws_env import REGION, AwsEnv
 from test_dynamodb_memory import MATRIX, NOW, SCOPES, WS, record, scope, unit
 
-from agentkb.adapters.aws_http import HttpResponse, JsonClient
-from agentkb.adapters.dynamodb_memory import DynamoDbMemoryStore
-from agentkb.adapters.dynamodb_memory_match import is_eligible
-from agentkb.adapters.dynamodb_tables import aws_client
-from agentkb.adapters.indexed_memory import MIN_CANDIDATES, PENDING_WINDOW_S, IndexedMemoryStore
-from agentkb.adapters.opensearch_memory import OpenSearchMemoryIndex, memory_index_body
+from agentkb.adapters.aws.aws_http import HttpResponse, JsonClient
+from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
+from agentkb.adapters.aws.dynamodb_memory_match import is_eligible
+from agentkb.adapters.aws.dynamodb_tables import aws_client
+from agentkb.adapters.aws.indexed_memory import MIN_CANDIDATES, PENDING_WINDOW_S, IndexedMemoryStore
+from agentkb.adapters.aws.opensearch_memory import OpenSearchMemoryIndex, memory_index_body
 from agentkb.errors import DependencyError, ServiceUnavailable
 from agentkb.models.memory import VISIBILITY_RANK
 
@@ -300,7 +300,7 @@ def test_the_container_adds_the_memory_index_only_with_an_endpoint(aws_settings:
 
 def test_the_memory_cli_repairs_and_reindexes(aws_settings: AwsEnv, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    from agentkb.adapters import aws_http
+    from agentkb.adapters.aws import aws_http
     from agentkb.adapters.factory import get_container
     from agentkb.cli import main
 
@@ -321,7 +321,7 @@ def test_the_memory_cli_repairs_and_reindexes(aws_settings: AwsEnv, monkeypatch:
 
 def test_recall_on_a_throttled_index_is_a_503_within_the_invocations_time(aws_settings: AwsEnv,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from agentkb.adapters import aws_http
+    from agentkb.adapters.aws import aws_http
     from agentkb.adapters.factory import get_container
     from agentkb.services.auth import create_api_key
     from recall.handler import lambda_handler

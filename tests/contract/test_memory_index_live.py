@@ -15,7 +15,7 @@ import uuid
 import pytest
 from contract_engines import eventually
 
-from agentkb.adapters.opensearch_memory import OpenSearchMemoryIndex
+from agentkb.adapters.aws.opensearch_memory import OpenSearchMemoryIndex
 from agentkb.models.memory import VISIBILITY_RANK
 from agentkb.models.recall import RecallScope
 
@@ -33,7 +33,7 @@ def _document(memory_id: int, name: str, body: str, vector: list[float], **facet
 
 
 def test_live_memory_legs_apply_eligibility_inside_the_query() -> None:
-    from agentkb.adapters.aws_http import JsonClient, SigV4Transport
+    from agentkb.adapters.aws.aws_http import JsonClient, SigV4Transport
 
     region = os.environ.get("AWS_REGION") or os.environ.get("AGENTKB_REGION") or "us-east-1"
     index = OpenSearchMemoryIndex(JsonClient(SigV4Transport(os.environ["AGENTKB_OPENSEARCH_ENDPOINT"], region),

@@ -26,11 +26,11 @@ class Container:
 
     @cached_property
     def db(self) -> Any:
-        import agentkb.adapters.sqlite_catalog
-        import agentkb.adapters.sqlite_memory
-        import agentkb.adapters.sqlite_security
-        import agentkb.adapters.sqlite_snapshot  # noqa: F401  (each registers its tables)
-        from agentkb.adapters.sqlite_db import open_database
+        import agentkb.adapters.embedded.sqlite_catalog
+        import agentkb.adapters.embedded.sqlite_memory
+        import agentkb.adapters.embedded.sqlite_security
+        import agentkb.adapters.embedded.sqlite_snapshot  # noqa: F401  (each registers its tables)
+        from agentkb.adapters.embedded.sqlite_db import open_database
 
         return open_database(self.settings.database_path)
 
@@ -47,7 +47,7 @@ class Container:
         if self.settings.backend == "aws":
             return self.aws.catalog
         self._require_embedded()
-        from agentkb.adapters.sqlite_catalog import SqliteCatalog
+        from agentkb.adapters.embedded.sqlite_catalog import SqliteCatalog
 
         return SqliteCatalog(self.db)
 
@@ -56,7 +56,7 @@ class Container:
         if self.settings.backend == "aws":
             return self.aws.index
         self._require_embedded()
-        from agentkb.adapters.sqlite_index import SqliteIndex
+        from agentkb.adapters.embedded.sqlite_index import SqliteIndex
 
         return SqliteIndex(self.db)
 
@@ -64,7 +64,7 @@ class Container:
     def embedder(self) -> Any:
         if self.settings.backend == "aws":
             return self.aws.embedder
-        from agentkb.adapters.local_embedder import local_embedder
+        from agentkb.adapters.embedded.local_embedder import local_embedder
 
         return local_embedder()
 
@@ -72,7 +72,7 @@ class Container:
     def tokenizer(self) -> Any:
         if self.settings.backend == "aws":
             return self.aws.tokenizer
-        from agentkb.adapters.local_embedder import local_tokenizer
+        from agentkb.adapters.embedded.local_embedder import local_tokenizer
 
         return local_tokenizer()
 
@@ -87,7 +87,7 @@ class Container:
         if self.settings.backend == "aws":
             return self.aws.keys
         self._require_embedded()
-        from agentkb.adapters.sqlite_security import SqliteKeyStore
+        from agentkb.adapters.embedded.sqlite_security import SqliteKeyStore
 
         return SqliteKeyStore(self.db)
 
@@ -95,7 +95,7 @@ class Container:
     def secrets(self) -> Any:
         if self.settings.backend == "aws":
             return self.aws.secrets
-        from agentkb.adapters.sqlite_security import FileSecretStore
+        from agentkb.adapters.embedded.sqlite_security import FileSecretStore
 
         return FileSecretStore(self.settings.data_dir)
 
@@ -104,7 +104,7 @@ class Container:
         if self.settings.backend == "aws":
             return self.aws.rate_limiter
         self._require_embedded()
-        from agentkb.adapters.sqlite_security import SqliteRateLimiter
+        from agentkb.adapters.embedded.sqlite_security import SqliteRateLimiter
 
         return SqliteRateLimiter(self.db)
 
@@ -113,7 +113,7 @@ class Container:
         if self.settings.backend == "aws":
             return self.aws.embedding_cache
         self._require_embedded()
-        from agentkb.adapters.sqlite_security import SqliteEmbeddingCache
+        from agentkb.adapters.embedded.sqlite_security import SqliteEmbeddingCache
 
         return SqliteEmbeddingCache(self.db)
 
@@ -122,7 +122,7 @@ class Container:
         if self.settings.backend == "aws":
             return self.aws.snapshots
         self._require_embedded()
-        from agentkb.adapters.sqlite_snapshot import SqliteSnapshotStore
+        from agentkb.adapters.embedded.sqlite_snapshot import SqliteSnapshotStore
 
         return SqliteSnapshotStore(self.db)
 
@@ -131,7 +131,7 @@ class Container:
         if self.settings.backend == "aws":
             return self.aws.memories
         self._require_embedded()
-        from agentkb.adapters.sqlite_memory import SqliteMemoryStore
+        from agentkb.adapters.embedded.sqlite_memory import SqliteMemoryStore
 
         return SqliteMemoryStore(self.db)
 
@@ -143,7 +143,7 @@ class Container:
         from agentkb.adapters.powertools_idempotency import PowertoolsIdempotency
 
         def sqlite_layer() -> Any:
-            from agentkb.adapters.sqlite_idempotency import SqlitePersistenceLayer
+            from agentkb.adapters.embedded.sqlite_idempotency import SqlitePersistenceLayer
 
             return SqlitePersistenceLayer(self.db)
 
@@ -179,26 +179,26 @@ class AwsPorts:
         return str(value)
 
     def client(self, service: str, read_timeout_s: float = 10.0, max_attempts: int = 3) -> Callable[[], Any]:
-        from agentkb.adapters.dynamodb_tables import aws_client
+        from agentkb.adapters.aws.dynamodb_tables import aws_client
 
         return partial(aws_client, service, self.settings.region, read_timeout_s, max_attempts)
 
     @cached_property
     def catalog(self) -> Any:
-        from agentkb.adapters.dynamodb_catalog import DynamoDbCatalog
+        from agentkb.adapters.aws.dynamodb_catalog import DynamoDbCatalog
 
         return DynamoDbCatalog(self.client("dynamodb"), self._required("catalog_table"))
 
     @cached_property
     def opensearch(self) -> Any:
         """The collection's signed JSON client, shared by the document and memory indexes (no I/O until used)."""
-        from agentkb.adapters.aws_http import JsonClient, SigV4Transport
+        from agentkb.adapters.aws.aws_http import JsonClient, SigV4Transport
 
         return JsonClient(SigV4Transport(self._required("opensearch_endpoint"), self._required("region")))
 
     @cached_property
     def index(self) -> Any:
-        from agentkb.adapters.opensearch_index import OpenSearchIndex
+        from agentkb.adapters.aws.opensearch_index import OpenSearchIndex
         from agentkb.models.domain import EmbeddingProfile
 
         profile = EmbeddingProfile(self.embedder.model_id, self.embedder.dimension)
@@ -208,7 +208,7 @@ class AwsPorts:
 
     @cached_property
     def embedder(self) -> Any:
-        from agentkb.adapters.bedrock import TITAN_V2, BedrockEmbedder
+        from agentkb.adapters.aws.bedrock import TITAN_V2, BedrockEmbedder
 
         client = self.client("bedrock-runtime", self.settings.embed_timeout_ms / 1000, max_attempts=2)
         return BedrockEmbedder(client, self.settings.embedding_model or TITAN_V2,
@@ -216,44 +216,44 @@ class AwsPorts:
 
     @cached_property
     def tokenizer(self) -> Any:
-        from agentkb.adapters.aws_tokenizer import ApproximateTokenizer
+        from agentkb.adapters.aws.aws_tokenizer import ApproximateTokenizer
 
         return ApproximateTokenizer()
 
     @cached_property
     def reranker(self) -> Any:
-        from agentkb.adapters.bedrock import BedrockReranker
+        from agentkb.adapters.aws.bedrock import BedrockReranker
 
         return BedrockReranker(self.client("bedrock-agent-runtime", 10.0, max_attempts=2), self.settings.region,
                                self.settings.rerank_model_arn)
 
     @cached_property
     def keys(self) -> Any:
-        from agentkb.adapters.dynamodb_security import DynamoDbKeyStore
+        from agentkb.adapters.aws.dynamodb_security import DynamoDbKeyStore
 
         return DynamoDbKeyStore(self.client("dynamodb"), self._required("keys_table"))
 
     @cached_property
     def secrets(self) -> Any:
-        from agentkb.adapters.aws_secrets import AwsSecretStore
+        from agentkb.adapters.aws.aws_secrets import AwsSecretStore
 
         return AwsSecretStore(self.settings.secret_arn, self.client("secretsmanager"))
 
     @cached_property
     def rate_limiter(self) -> Any:
-        from agentkb.adapters.dynamodb_security import DynamoDbRateLimiter
+        from agentkb.adapters.aws.dynamodb_security import DynamoDbRateLimiter
 
         return DynamoDbRateLimiter(self.client("dynamodb"), self._required("rate_limit_table"))
 
     @cached_property
     def embedding_cache(self) -> Any:
-        from agentkb.adapters.dynamodb_security import DynamoDbEmbeddingCache
+        from agentkb.adapters.aws.dynamodb_security import DynamoDbEmbeddingCache
 
         return DynamoDbEmbeddingCache(self.client("dynamodb"), self._required("catalog_table"))
 
     @cached_property
     def snapshots(self) -> Any:
-        from agentkb.adapters.dynamodb_snapshot import DynamoDbSnapshotStore
+        from agentkb.adapters.aws.dynamodb_snapshot import DynamoDbSnapshotStore
 
         return DynamoDbSnapshotStore(self.client("dynamodb"), self._required("snapshot_table"), self.client("s3"),
                                      self.settings.bucket, self.catalog)
@@ -261,13 +261,13 @@ class AwsPorts:
     @cached_property
     def memories(self) -> Any:
         """DynamoDB (the truth) plus, when a collection is configured, the OpenSearch memory legs past ~10k."""
-        from agentkb.adapters.dynamodb_memory import DynamoDbMemoryStore
+        from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
 
         truth = DynamoDbMemoryStore(self.client("dynamodb"), self._required("memory_table"))
         if not self.settings.opensearch_endpoint:
             return truth
-        from agentkb.adapters.indexed_memory import IndexedMemoryStore
-        from agentkb.adapters.opensearch_memory import OpenSearchMemoryIndex
+        from agentkb.adapters.aws.indexed_memory import IndexedMemoryStore
+        from agentkb.adapters.aws.opensearch_memory import OpenSearchMemoryIndex
 
         return IndexedMemoryStore(truth, OpenSearchMemoryIndex(
             self.opensearch, prefix=self.settings.opensearch_index_prefix,
@@ -275,7 +275,7 @@ class AwsPorts:
 
     @cached_property
     def graph(self) -> Any:
-        from agentkb.adapters.dynamodb_graph import DynamoDbGraphStore
+        from agentkb.adapters.aws.dynamodb_graph import DynamoDbGraphStore
 
         return DynamoDbGraphStore(self.client("dynamodb"), self._required("graph_table"))
 
@@ -287,7 +287,7 @@ class AwsPorts:
 
     def read_object(self, bucket: str, key: str) -> bytes:
         """An uploaded object's bytes (the ingest queue's S3 notifications)."""
-        from agentkb.adapters.dynamodb_tables import guarded
+        from agentkb.adapters.aws.dynamodb_tables import guarded
 
         s3 = self.client("s3")()
         body: bytes = guarded("s3", lambda: s3.get_object(Bucket=bucket, Key=key)["Body"].read())

@@ -114,7 +114,7 @@ class FunctionApp:
         return document
 
     def __call__(self, event: dict[str, Any], lambda_context: Any) -> dict[str, Any]:
-        from agentkb.adapters.aws_http import set_deadline
+        from agentkb.adapters.aws.aws_http import set_deadline
 
         remaining = getattr(lambda_context, "get_remaining_time_in_millis", None)
         set_deadline(remaining() if callable(remaining) else None)  # OpenSearch retries end before the invocation

@@ -43,7 +43,7 @@ def handle_sqs(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """Process an SQS batch; returns {"batchItemFailures": [...]} (ReportBatchItemFailures)."""
     from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
-    from agentkb.adapters.aws_http import set_deadline
+    from agentkb.adapters.aws.aws_http import set_deadline
 
     remaining = getattr(context, "get_remaining_time_in_millis", None)
     set_deadline(remaining() if callable(remaining) else None)

@@ -29,13 +29,13 @@ def memory_store() -> MemoryStore:
 
 @lru_cache(maxsize=4)
 def _embedded_graph(db: Any) -> GraphStore:
-    from agentkb.adapters.sqlite_graph import SqliteGraphStore
+    from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore
 
     return SqliteGraphStore(db)
 
 
 @lru_cache(maxsize=4)
 def _embedded_memories(db: Any) -> MemoryStore:
-    from agentkb.adapters.sqlite_memory import SqliteMemoryStore
+    from agentkb.adapters.embedded.sqlite_memory import SqliteMemoryStore
 
     return SqliteMemoryStore(db)

@@ -47,7 +47,7 @@ def setup(container: Any) -> dict[str, Any]:
 
 def _import_graph(container: Any) -> dict[str, Any] | None:
     try:
-        from agentkb.adapters.sqlite_graph import SqliteGraphStore
+        from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore
         from agentkb.services.graph_write import parse_graph_write, upsert_graph
     except ModuleNotFoundError:
         return None

@@ -12,8 +12,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from agentkb.adapters.sqlite_db import Database
-from agentkb.adapters.sqlite_graph import SqliteGraphStore
+from agentkb.adapters.embedded.sqlite_db import Database
+from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore
 from agentkb.models.graph import GraphSearchRequest
 from agentkb.services.graph_search import search_graph
 from agentkb.services.graph_write import parse_graph_write, upsert_graph

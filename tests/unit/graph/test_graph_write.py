@@ -36,8 +36,8 @@ def test_a_real_change_moves_the_hash(store: Any) -> None:
 
 
 def test_same_graph_in_another_store_has_the_same_hash(store: Any, tmp_path: Any) -> None:
-    from agentkb.adapters.sqlite_db import Database
-    from agentkb.adapters.sqlite_graph import SqliteGraphStore
+    from agentkb.adapters.embedded.sqlite_db import Database
+    from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore
 
     other = SqliteGraphStore(Database(tmp_path / "other.sqlite3"))
     shuffled = demo()

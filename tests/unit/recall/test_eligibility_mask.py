@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentkb.adapters.sqlite_db import Database
-from agentkb.adapters.sqlite_memory import SqliteMemoryStore, eligibility_mask, eligibility_sql
+from agentkb.adapters.embedded.sqlite_db import Database
+from agentkb.adapters.embedded.sqlite_memory import SqliteMemoryStore, eligibility_mask, eligibility_sql
 from agentkb.models.memory import VISIBILITY_RANK
 from agentkb.models.recall import RecallScope
 

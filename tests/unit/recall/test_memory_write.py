@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentkb.adapters.sqlite_graph import SqliteGraphStore
+from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore
 from tests.conftest import mint
 from tests.unit.recall.recall_helpers import call, memory_body, names, recall, write
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from agentkb.adapters.sqlite_db import Database
-from agentkb.adapters.sqlite_memory import SqliteMemoryStore
+from agentkb.adapters.embedded.sqlite_db import Database
+from agentkb.adapters.embedded.sqlite_memory import SqliteMemoryStore
 from agentkb.models.memory import SENSITIVITY_BITS, VISIBILITY_RANK, MemoryRecord
 from agentkb.models.recall import RecallScope
 from tests.unit.recall.recall_helpers import HashEmbedder

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentkb.adapters.sqlite_graph import SqliteGraphStore
+from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore
 from agentkb.models.graph import GraphBatch, RelationRecord
 from agentkb.services.memory_graph import new_entity
 from agentkb.services.recall_graph import expand

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agentkb.adapters.local_embedder import local_tokenizer
+from agentkb.adapters.embedded.local_embedder import local_tokenizer
 from agentkb.api.snapshot_routes import snapshot_deps
 from agentkb.api.stores import graph_store
 from agentkb.errors import BadRequest, Conflict, NotFound

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentkb.adapters.local_embedder import local_tokenizer
+from agentkb.adapters.embedded.local_embedder import local_tokenizer
 from agentkb.models.snapshot import Candidate
 from agentkb.services.snapshot_budget import MIN_COMPRESSED_TOKENS, pack, sentence_cuts, shorten
 

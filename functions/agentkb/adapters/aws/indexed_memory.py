@@ -20,10 +20,17 @@ import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
-from agentkb.adapters.dynamodb_memory import DynamoDbMemoryStore
-from agentkb.adapters.dynamodb_memory_match import is_eligible, number, query_terms, rank_by_cosine, term_match, unpack
-from agentkb.adapters.dynamodb_tables import get_n, get_s
-from agentkb.adapters.opensearch_memory import OpenSearchMemoryIndex
+from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
+from agentkb.adapters.aws.dynamodb_memory_match import (
+    is_eligible,
+    number,
+    query_terms,
+    rank_by_cosine,
+    term_match,
+    unpack,
+)
+from agentkb.adapters.aws.dynamodb_tables import get_n, get_s
+from agentkb.adapters.aws.opensearch_memory import OpenSearchMemoryIndex
 from agentkb.errors import DependencyError, DomainError
 from agentkb.models.memory import IdempotencyRecord, MemoryRecord, StoredMemory
 from agentkb.models.recall import MemoryView, RecallScope

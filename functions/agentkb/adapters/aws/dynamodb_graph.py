@@ -39,8 +39,8 @@ from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import Any
 
-from agentkb.adapters.aws_errors import client_error_code, is_conditional_failure, store_failure
-from agentkb.adapters.dynamodb_tables import (
+from agentkb.adapters.aws.aws_errors import client_error_code, is_conditional_failure, store_failure
+from agentkb.adapters.aws.dynamodb_tables import (
     DynamoDbTable,
     get_n,
     get_s,

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agentkb.adapters.aws_errors import is_index_missing
-from agentkb.adapters.aws_http import JsonClient
-from agentkb.adapters.opensearch_ops import bulk, ensure_index, knn_method, lookup_ids
+from agentkb.adapters.aws.aws_errors import is_index_missing
+from agentkb.adapters.aws.aws_http import JsonClient
+from agentkb.adapters.aws.opensearch_ops import bulk, ensure_index, knn_method, lookup_ids
 from agentkb.models.memory import VISIBILITY_RANK
 from agentkb.models.recall import RecallScope
 

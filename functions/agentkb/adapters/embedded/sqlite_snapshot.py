@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentkb.adapters.sqlite_db import Database, register_schema
+from agentkb.adapters.embedded.sqlite_db import Database, register_schema
 from agentkb.models.snapshot import StoredSnapshot
 
 register_schema("snapshots", """

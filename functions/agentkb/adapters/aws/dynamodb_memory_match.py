@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from agentkb.adapters.dynamodb_tables import get_n, get_s, n, s
+from agentkb.adapters.aws.dynamodb_tables import get_n, get_s, n, s
 from agentkb.models.memory import VISIBILITY_RANK
 from agentkb.models.recall import RecallScope
 

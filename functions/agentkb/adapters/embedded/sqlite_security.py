@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agentkb.adapters.sqlite_db import Database, register_schema
+from agentkb.adapters.embedded.sqlite_db import Database, register_schema
 from agentkb.models.domain import ApiKeyRecord, RateDecision
 
 WINDOW_S = 60

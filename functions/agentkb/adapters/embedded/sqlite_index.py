@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from agentkb.adapters.sqlite_db import Database
+from agentkb.adapters.embedded.sqlite_db import Database
 from agentkb.errors import WriteConflict
 from agentkb.models.domain import Chunk, CompiledTagFilter, Document, IndexHit, IndexQuery, KnowledgeBase
 

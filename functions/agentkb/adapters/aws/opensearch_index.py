@@ -15,9 +15,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from agentkb.adapters.aws_errors import is_index_missing
-from agentkb.adapters.aws_http import JsonClient
-from agentkb.adapters.opensearch_ops import LOOKUP_PAGE, bulk, ensure_index, knn_method, lookup_ids
+from agentkb.adapters.aws.aws_errors import is_index_missing
+from agentkb.adapters.aws.aws_http import JsonClient
+from agentkb.adapters.aws.opensearch_ops import LOOKUP_PAGE, bulk, ensure_index, knn_method, lookup_ids
 from agentkb.models.domain import (
     TAG_SLOTS,
     Chunk,

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from agentkb.adapters.sqlite_db import Database, register_schema
-from agentkb.adapters.sqlite_index import fts_query
+from agentkb.adapters.embedded.sqlite_db import Database, register_schema
+from agentkb.adapters.embedded.sqlite_index import fts_query
 from agentkb.errors import Conflict
 from agentkb.models.memory import VISIBILITY_RANK, IdempotencyRecord, MemoryRecord, StoredMemory
 from agentkb.models.recall import MemoryView, RecallScope

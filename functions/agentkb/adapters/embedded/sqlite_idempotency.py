@@ -17,7 +17,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 )
 from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import STATUS_CONSTANTS, DataRecord
 
-from agentkb.adapters.sqlite_db import Database, register_schema
+from agentkb.adapters.embedded.sqlite_db import Database, register_schema
 
 register_schema("idempotency", """
 CREATE TABLE IF NOT EXISTS idempotency (

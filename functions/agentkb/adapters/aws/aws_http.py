@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agentkb.adapters import aws_errors
+from agentkb.adapters.aws import aws_errors
 
 SERVICE = "aoss"
 MAX_CALL_S = 10.0  # per-call budget when no Lambda deadline is known
@@ -66,7 +66,7 @@ class SigV4Transport:
             if self._pool is None:
                 import urllib3
 
-                from agentkb.adapters.dynamodb_tables import aws_credentials
+                from agentkb.adapters.aws.dynamodb_tables import aws_credentials
 
                 self._credentials = aws_credentials()
                 self._pool = urllib3.PoolManager(maxsize=16, retries=False,

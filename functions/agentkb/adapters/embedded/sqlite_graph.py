@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from agentkb.adapters.sqlite_db import Database, register_schema
+from agentkb.adapters.embedded.sqlite_db import Database, register_schema
 from agentkb.errors import Conflict
 from agentkb.models.graph import (
     CONFIDENCE_LEVELS,

@@ -20,7 +20,7 @@ MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSION = 384
 MAX_TOKENS = 256
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-TOKENIZER_PATH = Path(__file__).resolve().parent.parent / "local" / "model" / "tokenizer.json"
+TOKENIZER_PATH = Path(__file__).resolve().parents[2] / "local" / "model" / "tokenizer.json"
 BATCH_SIZE = 32
 
 

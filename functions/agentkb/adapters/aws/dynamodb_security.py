@@ -12,8 +12,8 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentkb.adapters.aws_errors import is_conditional_failure, store_failure
-from agentkb.adapters.dynamodb_tables import batch_get, batch_write, get_s, get_strings, guarded, key, n, s, strings
+from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failure
+from agentkb.adapters.aws.dynamodb_tables import batch_get, batch_write, get_s, get_strings, guarded, key, n, s, strings
 from agentkb.models.domain import ApiKeyRecord, RateDecision
 
 WINDOW_S = 60

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from agentkb.adapters.sqlite_db import Database, register_schema
+from agentkb.adapters.embedded.sqlite_db import Database, register_schema
 from agentkb.models.domain import Document, EmbeddingProfile, KnowledgeBase, TagDefinition
 
 _TAG_COLUMNS = ", ".join(

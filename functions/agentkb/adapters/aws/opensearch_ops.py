@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from agentkb.adapters.aws_errors import RETRYABLE_STATUSES, index_failure, index_throttled, is_index_missing
-from agentkb.adapters.aws_http import JsonClient, ndjson
+from agentkb.adapters.aws.aws_errors import RETRYABLE_STATUSES, index_failure, index_throttled, is_index_missing
+from agentkb.adapters.aws.aws_http import JsonClient, ndjson
 
 LOOKUP_PAGE = 1000
 BULK_ROUNDS = 5

@@ -15,8 +15,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from agentkb.adapters.aws_errors import is_conditional_failure, store_failure
-from agentkb.adapters.dynamodb_tables import DynamoDbTable, get_n, get_s, guarded, key, n, query_all, s
+from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failure
+from agentkb.adapters.aws.dynamodb_tables import DynamoDbTable, get_n, get_s, guarded, key, n, query_all, s
 from agentkb.errors import Conflict
 from agentkb.models.domain import Document, EmbeddingProfile, KnowledgeBase, TagDefinition
 

@@ -11,8 +11,8 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from agentkb.adapters.aws_errors import is_conditional_failure, store_failure
-from agentkb.adapters.dynamodb_tables import get_s, guarded, key, s
+from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failure
+from agentkb.adapters.aws.dynamodb_tables import get_s, guarded, key, s
 from agentkb.models.snapshot import StoredSnapshot
 
 INLINE_LIMIT = 350 * 1024  # DynamoDB items stop at 400 KB; leave room for the other attributes

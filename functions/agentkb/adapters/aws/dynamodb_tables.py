@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import cache, partial
 from typing import Any
 
-from agentkb.adapters.aws_errors import store_failure
+from agentkb.adapters.aws.aws_errors import store_failure
 
 _lock = threading.Lock()
 

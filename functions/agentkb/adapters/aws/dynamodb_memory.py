@@ -44,8 +44,8 @@ import json
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from agentkb.adapters.aws_errors import is_conditional_failure, store_failure
-from agentkb.adapters.dynamodb_memory_match import (
+from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failure
+from agentkb.adapters.aws.dynamodb_memory_match import (
     cosine32,
     eligibility_filter,
     float32,
@@ -56,7 +56,7 @@ from agentkb.adapters.dynamodb_memory_match import (
     rank_by_cosine,
     term_match,
 )
-from agentkb.adapters.dynamodb_tables import (
+from agentkb.adapters.aws.dynamodb_tables import (
     DynamoDbTable,
     batch_get,
     batch_write,

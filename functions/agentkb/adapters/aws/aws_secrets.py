@@ -6,7 +6,7 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
-from agentkb.adapters.aws_errors import store_failure
+from agentkb.adapters.aws.aws_errors import store_failure
 from agentkb.config import ConfigurationError
 
 MAX_AGE_S = 300

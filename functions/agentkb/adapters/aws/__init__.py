@@ -1,0 +1,1 @@
+"""The AWS engine: DynamoDB, OpenSearch Serverless, Bedrock, S3 and Secrets Manager."""

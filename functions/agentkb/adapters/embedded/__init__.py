@@ -1,0 +1,1 @@
+"""The embedded engine: SQLite (FTS5 + exact float32 vectors) and the local ONNX embedding model."""
