@@ -4,7 +4,7 @@
     make build && .venv/bin/python bench/coldstart.py [--runs 10] [--layout bundle|source]
 
 Prints one JSON line. Target: every handler's median <= 1.15 x the bare import's median. "init" builds every
-AWS port through the container (no network: clients and credentials are created on first request).
+AWS port through the composition root (no network: clients and credentials are created on first request).
 
 --layout bundle (default) runs what Lambda runs: `.build/functions` and the `.build/deps/python` layer first on
 the path (their shipped bytecode, the layer's pydantic), boto3 and Powertools from this environment (Lambda's
@@ -45,8 +45,8 @@ HANDLER = """
 import time
 t0 = time.perf_counter()
 import {name}.handler
-from agentkb.adapters.factory import get_container
-c = get_container()
+from agentkb.composition import get_ports
+c = get_ports()
 for port in ("catalog", "index", "embedder", "tokenizer", "reranker", "keys", "secrets", "rate_limiter"):
     getattr(c, port)
 t1 = time.perf_counter()

@@ -44,12 +44,12 @@ def main() -> None:
 
     from functions.search.handler import lambda_handler
 
-    from agentkb.adapters.factory import get_container
+    from agentkb.composition import get_ports
     from agentkb.local.lambda_context import LocalLambdaContext
     from agentkb.services.auth import create_api_key
     from tests.helpers import rest_event
 
-    c = get_container()
+    c = get_ports()
     kb = c.catalog.find_knowledge_base_by_name("bench", name)
     key, _ = create_api_key(c.keys, c.secrets, ["bench"], ["api:read"], "latency-bench")
     texts = list(load_queries(args.dataset).values())

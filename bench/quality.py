@@ -30,23 +30,23 @@ BATCH_DOCS = 32
 
 def setup(data_dir: Path, chunk_tokens: int, overlap: int) -> None:
     os.environ["AGENTKB_DATA_DIR"] = str(data_dir)
-    from agentkb.adapters.factory import reset_container
+    from agentkb.composition import reset_ports
     from agentkb.config import reset_settings
 
     reset_settings()
-    reset_container()
+    reset_ports()
 
 
 def ingest(dataset: Path, name: str, chunk_tokens: int, overlap: int, limit: int | None) -> dict[str, float | int]:
     """Ingest through the ingest service (the code behind POST .../documents); returns throughput stats."""
     from dataclasses import replace
 
-    from agentkb.adapters.factory import get_container
+    from agentkb.composition import get_ports
     from agentkb.local.operator import OPERATOR, create_kb, deps
     from agentkb.models.ingest import AddDocumentRequest
     from agentkb.services.ingest import add_document, prefetch_embeddings
 
-    c = get_container()
+    c = get_ports()
     kb = c.catalog.find_knowledge_base_by_name(WORKSPACE, name) or create_kb(c, WORKSPACE, name, None, [])
     ingest_deps = replace(deps(c), chunk_tokens=chunk_tokens, overlap_tokens=overlap)
     corpus = load_corpus(dataset)[:limit]
@@ -70,7 +70,7 @@ def ingest(dataset: Path, name: str, chunk_tokens: int, overlap: int, limit: int
 
 
 def run_queries(kb_id: str, dataset: Path, split: str, mode: str, top_k: int) -> dict[str, float]:
-    from agentkb.adapters.factory import get_container
+    from agentkb.composition import get_ports
     from agentkb.local.lambda_context import LocalLambdaContext
     from agentkb.services.auth import create_api_key
     from helpers import body_of, rest_event
@@ -78,7 +78,7 @@ def run_queries(kb_id: str, dataset: Path, split: str, mode: str, top_k: int) ->
     sys.path.insert(0, str(ROOT / "functions"))
     from search.handler import lambda_handler
 
-    c = get_container()
+    c = get_ports()
     key, _ = create_api_key(c.keys, c.secrets, [WORKSPACE], ["api:read"], "bench")
     queries, qrels = load_queries(dataset), load_qrels(dataset, split)
     latencies, ndcg, recall, mrr = [], [], [], []

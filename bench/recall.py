@@ -44,7 +44,7 @@ VISIBILITIES = ("workspace", "workspace", "workspace", "organization", "project"
 
 def build(size: int, dim: int, seed: int = 7) -> tuple[str, Any]:
     """A fresh data dir holding `size` memories in workspace `bench`; returns (api key, container)."""
-    from agentkb.adapters.factory import get_container, reset_container
+    from agentkb.composition import get_ports, reset_ports
     from agentkb.config import reset_settings
     from agentkb.models.graph import GraphBatch, RelationRecord
     from agentkb.models.memory import MemoryRecord
@@ -53,17 +53,17 @@ def build(size: int, dim: int, seed: int = 7) -> tuple[str, Any]:
 
     os.environ["AGENTKB_DATA_DIR"] = tempfile.mkdtemp(prefix=f"agentkb-recall-{size}-")
     reset_settings()
-    reset_container()
-    container = get_container()
+    reset_ports()
+    container = get_ports()
     rng = random.Random(seed)
     nrng = np.random.default_rng(seed)
     topics = [new_entity("topic", f"topic-{i}") for i in range(max(10, size // 20))]
     relations = tuple(RelationRecord(id=f"rel-{i}", from_id=rng.choice(topics).id, to_id=rng.choice(topics).id,
                                      kind="related-to", weight=round(rng.uniform(0.1, 1.0), 2))
                       for i in range(len(topics) * 3))
-    from agentkb.api.stores import graph_store
+    from agentkb.composition import get_ports
 
-    graph_store().upsert("bench", GraphBatch(entities=tuple(topics), relations=relations))
+    get_ports().graph.upsert("bench", GraphBatch(entities=tuple(topics), relations=relations))
     now = time.time()
     for start in range(0, size, 5000):
         n = min(5000, size - start)

@@ -56,14 +56,14 @@ def ingest_corpus(container: object, docs: int) -> str:
 
 
 def seed_memory_and_graph(container: object, queries: list[str], count: int) -> None:
-    from agentkb.api.stores import graph_store, memory_store
+    from agentkb.composition import get_ports
     from agentkb.models.domain import Principal
     from agentkb.models.memory import MemoryWriteRequest
     from agentkb.services.graph_write import parse_graph_write, upsert_graph
     from agentkb.services.memory import MemoryDeps, write_memory
 
     principal = Principal("bench", (WS,), ("api:write",))
-    deps = MemoryDeps(memory_store(), graph_store(), container.embedder)  # type: ignore[attr-defined]
+    deps = MemoryDeps(get_ports().memories, get_ports().graph, container.embedder)  # type: ignore[attr-defined]
     for i in range(count):
         text = queries[i % len(queries)]
         write_memory(MemoryWriteRequest.model_validate({
@@ -77,7 +77,7 @@ def seed_memory_and_graph(container: object, queries: list[str], count: int) -> 
     relations = [{"id": f"r{i}", "from": f"topic:{i}", "to": f"topic:{(i * 7 + 1) % count}", "kind": "related-to",
                   "derivation": "inferred", "trust": "observed", "confidence": "medium", "proofIds": ["p0"]}
                  for i in range(count)]
-    upsert_graph(graph_store(), parse_graph_write({"workspaceId": WS, "entities": entities, "relations": relations,
+    upsert_graph(get_ports().graph, parse_graph_write({"workspaceId": WS, "entities": entities, "relations": relations,
                                                    "proofs": [proof]}))
 
 
@@ -88,13 +88,13 @@ def main() -> int:
     parser.add_argument("--synthetic", type=int, default=300, help="memories and graph entities")
     args = parser.parse_args()
     setup_env()
-    from agentkb.adapters.factory import get_container
     from agentkb.api.snapshot_routes import snapshot_deps
+    from agentkb.composition import get_ports
     from agentkb.models.domain import Principal
     from agentkb.models.snapshot import CreateSnapshotRequest
     from agentkb.services.snapshot import create_snapshot
 
-    container = get_container()
+    container = get_ports()
     queries = [json.loads(line)["text"] for line in (CORPUS / "queries.jsonl").open()][: max(args.queries, 50)]
     t0 = time.perf_counter()
     kb_id = ingest_corpus(container, args.docs)
@@ -114,7 +114,7 @@ def main() -> int:
                         "memory": {"query": query, "maxItems": 20, "maxTokens": 20000},
                         "graph": {"query": " ".join(query.split()[:4]), "limit": 20}}})
         started = time.perf_counter()
-        outcome = create_snapshot(request, principal, snapshot_deps())  # deps per request, as the route builds them
+        outcome = create_snapshot(request, principal, snapshot_deps(get_ports()))  # per request, as the route does
         elapsed = (time.perf_counter() - started) * 1000
         if i >= args.queries:  # the first pass warms the model, caches and SQLite pages
             doc = json.loads(outcome.body)

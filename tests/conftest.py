@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentkb.adapters.factory import get_container, reset_container
+from agentkb.composition import Ports, get_ports, reset_ports
 from agentkb.config import reset_settings
 from tests.helpers import mint
 
@@ -20,15 +20,16 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     reset_settings()
-    reset_container()
+    reset_ports()
     yield tmp_path / "data"
     reset_settings()
-    reset_container()
+    reset_ports()
 
 
 @pytest.fixture()
-def container(data_dir: Path) -> Any:
-    return get_container()
+def container(data_dir: Path) -> Ports:
+    """The configured engine's bundle of ports (composition.get_ports), as the handlers see it."""
+    return get_ports()
 
 
 @pytest.fixture()
@@ -44,3 +45,21 @@ def ro_key(container: Any) -> str:
 @pytest.fixture()
 def other_key(container: Any) -> str:
     return mint(container, ["ws2"], ["api:read", "api:write"], "mallory")
+
+
+@pytest.fixture()
+def override_ports(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Ports]:
+    """`override_ports(embedder=fake, settings=...)`: every function's requests (gate, routes, queue consumer) then
+    use the bundle with those swapped, through the resolvers' `dependency_overrides`. Cumulative; undone after."""
+    from agentkb.api.functions import APPS
+
+    current: list[Ports] = []
+
+    def swap(settings: Any = None, **ports: Any) -> Ports:
+        bundle = (current[-1] if current else get_ports()).replace(settings, **ports)
+        current.append(bundle)
+        for app in APPS.values():
+            monkeypatch.setitem(app().dependency_overrides, get_ports, lambda: bundle)
+        return bundle
+
+    return swap

@@ -76,6 +76,13 @@ ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "schemas"
 
 
+def embedded_db(ports: Any) -> Any:
+    """The embedded engine's SQLite database behind a bundle (for assertions on stored rows)."""
+    from agentkb.adapters.embedded.sqlite_db import open_database
+
+    return open_database(ports.settings.database_path)
+
+
 def mint(container: Any, workspaces: list[str], scopes: list[str], principal: str | None = None) -> str:
     key, _ = create_api_key(container.keys, container.secrets, workspaces, scopes, principal)
     return key

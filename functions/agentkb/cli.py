@@ -1,4 +1,8 @@
-"""The `agentkb` command line: serve, keys, kb, ingest, demo (+ graph and snapshot commands)."""
+"""The `agentkb` command line: serve, keys, kb, ingest, demo, graph, snapshot, memory.
+
+Every command is `func(args, ports)`: `main` applies `--data-dir`, then hands each command the configured
+engine's bundle (composition.get_ports), so a command acts on the embedded or the AWS engine alike.
+"""
 
 from __future__ import annotations
 
@@ -6,30 +10,22 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from agentkb import graph_cli, memory_cli, snapshot_cli
+from agentkb.composition import Ports, get_ports, reset_ports
+from agentkb.config import reset_settings
 from agentkb.errors import DomainError
 
 
 def _use_data_dir(args: argparse.Namespace) -> None:
     if getattr(args, "data_dir", None):
         os.environ["AGENTKB_DATA_DIR"] = str(args.data_dir)
-    from agentkb.adapters.factory import reset_container
-    from agentkb.config import reset_settings
-
     reset_settings()
-    reset_container()
+    reset_ports()
 
 
-def _container() -> Any:
-    from agentkb.adapters.factory import get_container
-
-    return get_container()
-
-
-def _cmd_serve(args: argparse.Namespace) -> int:
+def _cmd_serve(args: argparse.Namespace, ports: Ports) -> int:
     from agentkb.local.server import serve
 
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
@@ -38,11 +34,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_keys_create(args: argparse.Namespace) -> int:
+def _cmd_keys_create(args: argparse.Namespace, ports: Ports) -> int:
     from agentkb.services.auth import create_api_key
 
-    c = _container()
-    key, record = create_api_key(c.keys, c.secrets, args.workspace, args.scope, args.principal)
+    key, record = create_api_key(ports.keys, ports.secrets, args.workspace, args.scope, args.principal)
     if args.json:
         print(json.dumps({"key": key, "keyId": record.key_id, "principal": record.principal,
                           "workspaces": list(record.workspaces), "scopes": list(record.scopes)}))
@@ -53,34 +48,34 @@ def _cmd_keys_create(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_kb_create(args: argparse.Namespace) -> int:
+def _cmd_kb_create(args: argparse.Namespace, ports: Ports) -> int:
     from agentkb.local.operator import create_kb
 
-    kb = create_kb(_container(), args.workspace, args.name, args.description, args.tag)
+    kb = create_kb(ports, args.workspace, args.name, args.description, args.tag)
     print(json.dumps({"id": kb.id, "workspaceId": kb.workspace_id, "name": kb.name,
                       "tagDefinitions": [{"tagName": t.tag_name, "fieldType": t.field_type, "slot": t.slot}
                                          for t in kb.tag_definitions]}) if args.json else kb.id)
     return 0
 
 
-def _cmd_kb_list(args: argparse.Namespace) -> int:
-    for kb in _container().catalog.list_knowledge_bases(args.workspace):
+def _cmd_kb_list(args: argparse.Namespace, ports: Ports) -> int:
+    for kb in ports.catalog.list_knowledge_bases(args.workspace):
         print(f"{kb.id}\t{kb.name}\t{kb.profile.key}")
     return 0
 
 
-def _cmd_ingest(args: argparse.Namespace) -> int:
+def _cmd_ingest(args: argparse.Namespace, ports: Ports) -> int:
     from agentkb.local.operator import ingest_paths
 
-    summary = ingest_paths(_container(), args.workspace, args.kb, args.paths, progress=not args.quiet)
+    summary = ingest_paths(ports, args.workspace, args.kb, args.paths, progress=not args.quiet)
     print(json.dumps(summary))
     return 0 if not summary["failed"] else 1
 
 
-def _cmd_demo(args: argparse.Namespace) -> int:
+def _cmd_demo(args: argparse.Namespace, ports: Ports) -> int:
     from agentkb.local.demo import run_demo
 
-    run_demo(_container(), args.host, args.port)
+    run_demo(ports, args.host, args.port)
     return 0
 
 
@@ -133,21 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--port", type=int, default=8787)
     demo.set_defaults(func=_cmd_demo)
 
-    for module in ("agentkb.graph_cli", "agentkb.snapshot_cli", "agentkb.memory_cli"):
-        _register_optional(module, sub)
+    for group in (graph_cli, snapshot_cli, memory_cli):
+        group.register(sub)
     return parser
-
-
-def _register_optional(module: str, sub: Any) -> None:
-    import importlib
-
-    try:
-        register: Callable[[Any], None] = importlib.import_module(module).register
-    except ModuleNotFoundError as exc:
-        if exc.name != module:
-            raise
-        return
-    register(sub)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _use_data_dir(args)
     try:
-        return int(args.func(args) or 0)
+        return int(args.func(args, get_ports()) or 0)
     except DomainError as exc:
         detail = ""
         if isinstance(exc.details, list) and exc.details and isinstance(exc.details[0], dict):

@@ -6,10 +6,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentkb.config import get_settings
 from agentkb.errors import DomainError
+
+if TYPE_CHECKING:
+    from agentkb.composition import Ports
 
 
 def register(subparsers: Any) -> None:
@@ -24,10 +26,8 @@ def register(subparsers: Any) -> None:
     imp.set_defaults(func=run_import)
 
 
-def run_import(args: argparse.Namespace) -> int:
-    """Validate the whole file, write it atomically, print the counts as one JSON line."""
-    from agentkb.adapters.embedded.sqlite_db import open_database
-    from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore
+def run_import(args: argparse.Namespace, ports: Ports) -> int:
+    """Validate the whole file, write it atomically into the configured engine's graph, print the counts."""
     from agentkb.services.graph_write import parse_graph_write, upsert_graph
 
     try:
@@ -41,11 +41,8 @@ def run_import(args: argparse.Namespace) -> int:
     payload = {**payload, "workspaceId": args.workspace}
     if args.project:
         payload["projectId"] = args.project
-    settings = get_settings()
-    data_dir = args.data_dir or settings.data_dir
     try:
-        store = SqliteGraphStore(open_database(data_dir / "agentkb.sqlite3"))
-        result = upsert_graph(store, parse_graph_write(payload))
+        result = upsert_graph(ports.graph, parse_graph_write(payload))
     except DomainError as exc:
         issues = (exc.details or {}).get("issues", []) if isinstance(exc.details, dict) else []
         where = f" ({issues[0]['path']}: {issues[0]['message']}, {len(issues)} issue(s))" if issues else ""

@@ -12,7 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentkb.composition import Ports
 
 
 def register(subparsers: Any) -> None:
@@ -26,11 +29,10 @@ def register(subparsers: Any) -> None:
         command.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, ports: Ports) -> int:
     from agentkb.adapters.aws.indexed_memory import IndexedMemoryStore
-    from agentkb.adapters.factory import get_container
 
-    store = get_container().memories
+    store = ports.memories
     if not isinstance(store, IndexedMemoryStore):
         print("error: the memory index needs AGENTKB_BACKEND=aws and AGENTKB_OPENSEARCH_ENDPOINT", file=sys.stderr)
         return 2

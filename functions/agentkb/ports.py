@@ -208,9 +208,25 @@ class SnapshotStore(Protocol):
         ...
 
 
+# ---- Invocation plumbing: the request deadline and uploaded objects --------------------------------------------
+
+
+class InvocationDeadline(Protocol):
+    """Bounds the adapters' own retries by the current invocation's remaining time (None: no known deadline)."""
+
+    def set_remaining(self, remaining_ms: int | None) -> None: ...
+
+
+class ObjectReader(Protocol):
+    """The bytes of an uploaded object (the ingest queue's upload notifications name bucket and key)."""
+
+    def read_object(self, bucket: str, key: str) -> bytes: ...
+
+
 # ---- Idempotency (Powertools persistence layer) ----------------------------------------------------------------
 
 
+@runtime_checkable
 class RemainingTime(Protocol):
     """How long the current invocation may still run (a Lambda context has this method)."""
 

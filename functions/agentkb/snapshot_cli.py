@@ -24,7 +24,7 @@ def _read(path: Path) -> str:
     return sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
 
 
-def run_verify(args: argparse.Namespace) -> int:
+def run_verify(args: argparse.Namespace, ports: object = None) -> int:
     """Exit 0 and print `ok` when the hash matches; 1 on a mismatch; 2 when the file is not a snapshot."""
     try:
         snapshot = json.loads(_read(args.file))

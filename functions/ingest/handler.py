@@ -17,5 +17,5 @@ app = ingest_app()
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if is_sqs_event(event):
-        return handle_sqs(event, context)
+        return handle_sqs(event, context, app.ports())
     return app(event, context)

@@ -28,7 +28,7 @@ from botocore.response import StreamingBody
 from fake_opensearch import FakeOpenSearch, analyze
 
 from agentkb.adapters.aws import aws_http, dynamodb_tables
-from agentkb.adapters.factory import get_container
+from agentkb.composition import get_ports
 from agentkb.services.auth import create_api_key
 
 
@@ -83,7 +83,7 @@ class AwsBackend:
 
     def key(self, workspaces: list[str], scopes: list[str], principal: str = "alice") -> str:
         """An API key minted through the AWS key store (DynamoDB hash, Secrets Manager pepper)."""
-        container = get_container()
+        container = get_ports()
         minted, _ = create_api_key(container.keys, container.secrets, workspaces, scopes, principal)
         return minted
 

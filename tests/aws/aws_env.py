@@ -11,7 +11,7 @@ import pytest
 from moto import mock_aws
 
 from agentkb.adapters.aws.dynamodb_tables import aws_client
-from agentkb.adapters.factory import reset_container
+from agentkb.composition import reset_ports
 from agentkb.config import reset_settings
 from infra import constants as c
 
@@ -69,7 +69,7 @@ def aws_settings(aws: AwsEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsEn
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     reset_settings()
-    reset_container()
+    reset_ports()
     yield aws
     reset_settings()
-    reset_container()
+    reset_ports()

@@ -21,8 +21,8 @@ for name in {blocked!r}:
     sys.modules[name] = None  # any import of it now raises ImportError
 import importlib
 module = importlib.import_module("{handler}.handler")
-from agentkb.adapters.factory import get_container
-container = get_container()
+from agentkb.composition import get_ports
+container = get_ports()
 ports = [type(getattr(container, n)).__name__ for n in ("catalog", "index", "embedder", "tokenizer", "reranker",
                                                           "keys", "secrets", "rate_limiter", "embedding_cache")]
 heavy = sorted(n for n in ("numpy", "onnxruntime", "tokenizers") if sys.modules.get(n) is not None)

@@ -8,14 +8,14 @@ import json
 from aws_env import AwsEnv
 
 from agentkb.adapters.aws.dynamodb_tables import aws_client
-from agentkb.adapters.factory import get_container
+from agentkb.composition import get_ports
 from agentkb.services.auth import create_api_key
 from tests.helpers import body_of, response_headers, rest_event
 
 
 def test_aws_backend_selects_the_aws_adapters_without_building_clients(aws_settings: AwsEnv) -> None:
     aws_client.cache_clear()
-    container = get_container()
+    container = get_ports()
     names = {name: type(getattr(container, name)).__name__ for name in (
         "catalog", "index", "embedder", "tokenizer", "reranker", "keys", "secrets", "rate_limiter",
         "embedding_cache", "snapshots")}
@@ -30,7 +30,7 @@ def test_aws_backend_selects_the_aws_adapters_without_building_clients(aws_setti
 def test_ingest_handler_creates_a_knowledge_base_on_dynamodb(aws_settings: AwsEnv) -> None:
     from functions.ingest.handler import lambda_handler
 
-    container = get_container()
+    container = get_ports()
     key, _ = create_api_key(container.keys, container.secrets, ["ws1"], ["api:read", "api:write"], "alice")
     event = rest_event("POST", "/api/v2/knowledge/bases", {"workspaceId": "ws1", "name": "Runbooks",
                                                            "tagDefinitions": [{"tagName": "team",
@@ -79,7 +79,7 @@ def test_every_client_and_the_signer_come_from_one_session(aws_settings: AwsEnv,
     dynamodb_tables._session.cache_clear()
     aws_client.cache_clear()
     # When a cold request's clients, the OpenSearch credentials and the pepper's provider are built
-    container = get_container()
+    container = get_ports()
     container.secrets._provider  # noqa: B018 - builds the Secrets Manager provider over our client
     clients = [aws_client(service, "eu-west-1") for service in ("dynamodb", "secretsmanager", "bedrock-runtime")]
     credentials = dynamodb_tables.aws_credentials()

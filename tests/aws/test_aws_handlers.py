@@ -22,8 +22,8 @@ from typing import Any
 from aws_backend import AwsBackend, throttle
 
 from agentkb.adapters.aws.dynamodb_snapshot import INLINE_LIMIT
-from agentkb.adapters.factory import get_container, reset_container
 from agentkb.api import gate
+from agentkb.composition import get_ports, reset_ports
 from agentkb.config import reset_settings
 from agentkb.services.snapshot import snapshot_hash
 from tests.helpers import body_of, http_event, invoke, response_headers, rest_event
@@ -44,7 +44,7 @@ def _expected(case: str) -> dict[str, Any]:
 
 def test_recorded_reads_and_refusals_of_every_route_and_shape(aws_backend: AwsBackend) -> None:
     # Given one workspace seeded through the AWS adapters (every recorded event's ids, keys, graph, memory, snapshot)
-    values = seed(get_container(), snapshot=True, ws1_kb=True)
+    values = seed(get_ports(), snapshot=True, ws1_kb=True)
     cases = [c for c in CASES if _expected(c)["status"] >= 400
              or getattr(route_of(json.loads((EVENTS / f"{c}.json").read_text())), "operation_id", None) in READS]
     failures, operations = [], set()
@@ -224,7 +224,7 @@ def test_the_dynamodb_rate_limiter_answers_429_past_the_limit(aws_backend: AwsBa
     # the gate's clock only: both requests fall in one window, never across a minute boundary
     monkeypatch.setattr(gate, "time", SimpleNamespace(time=lambda: 1_800_000_030.0))
     reset_settings()
-    reset_container()
+    reset_ports()
     key = aws_backend.key(["ws1"], ["api:read"])
     unknown = "9b2e7c1a-0000-4000-8000-000000000000"
     assert _get(unknown, key)["statusCode"] == 404  # the key's one request of this minute

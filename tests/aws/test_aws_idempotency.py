@@ -15,8 +15,8 @@ from aws_env import REGION, AwsEnv
 from botocore.stub import Stubber
 from test_aws_ingest_queue import KB, CommittingIndex, CountingEmbedder, _Context, _record
 
-from agentkb.adapters.factory import get_container
 from agentkb.adapters.powertools_idempotency import PowertoolsIdempotency, dynamodb_persistence
+from agentkb.composition import get_ports
 from agentkb.errors import (
     Conflict,
     DependencyError,
@@ -66,7 +66,7 @@ def _items(env: AwsEnv) -> list[dict[str, Any]]:
 
 @pytest.fixture()
 def idempotency(aws_settings: AwsEnv) -> Any:
-    return get_container().idempotency
+    return get_ports().idempotency
 
 
 def test_first_run_stores_and_a_repeat_replays_without_running(aws_settings: AwsEnv, idempotency: Any) -> None:
@@ -138,11 +138,11 @@ def test_persistence_failures_become_domain_errors(aws: AwsEnv, code: str, expec
 
 
 @pytest.fixture()
-def wired(aws_settings: AwsEnv) -> tuple[AwsEnv, CountingEmbedder, CommittingIndex]:
-    container = get_container()
+def wired(aws_settings: AwsEnv, override_ports: Any) -> tuple[AwsEnv, CountingEmbedder, CommittingIndex]:
+    container = get_ports()
     container.catalog.create_knowledge_base(KB)
     embedder, index = CountingEmbedder(), CommittingIndex(container.catalog)
-    container.__dict__.update(embedder=embedder, index=index)
+    override_ports(embedder=embedder, index=index)  # the ports the queue consumer resolves
     return aws_settings, embedder, index
 
 
@@ -217,7 +217,7 @@ def test_a_failed_record_leaves_no_claim_and_its_retry_runs(wired: tuple[AwsEnv,
     batch = {"Records": [_record("m1", message), _record("m2", _document("d.md"))]}  # not all failing: no raise
     assert lambda_handler(batch, _Context()) == {"batchItemFailures": [{"itemIdentifier": "m1"}]}
     assert len(_items(env)) == 1  # m2's record only
-    get_container().catalog.create_knowledge_base(dataclasses.replace(KB, id="kb-later", name="Later"))
+    get_ports().catalog.create_knowledge_base(dataclasses.replace(KB, id="kb-later", name="Later"))
     assert lambda_handler({"Records": [_record("m1", message)]}, _Context()) == {"batchItemFailures": []}
     assert embedder.calls == 2
 
@@ -245,7 +245,7 @@ def _call_for(body: dict[str, Any]) -> IdempotentCall:
 def snapshot_post(aws_settings: AwsEnv) -> Iterator[Callable[[dict[str, Any]], dict[str, Any]]]:
     from snapshot.handler import lambda_handler
 
-    key = mint(get_container(), ["ws1"], ["api:read", "api:write"], "alice")
+    key = mint(get_ports(), ["ws1"], ["api:read", "api:write"], "alice")
     yield lambda body: lambda_handler(rest_event("POST", "/v1/snapshots", body, key=key), _Context())
 
 
@@ -253,7 +253,7 @@ def test_snapshot_concurrent_duplicate_answers_503_then_the_stored_snapshot(
         aws_settings: AwsEnv, snapshot_post: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
     body = _snapshot_body()
     # Given another instance building the same (workspace, runId, attemptId)
-    with Holder(get_container().idempotency, _call_for(body)):
+    with Holder(get_ports().idempotency, _call_for(body)):
         busy = snapshot_post(body)
         other = snapshot_post({**body, "task": "Something else."})
     # Then the duplicate answers 503 + Retry-After in the one envelope, and a different body is still a 409
@@ -284,7 +284,7 @@ def test_snapshot_service_nested_duplicate_and_failed_build(aws_settings: AwsEnv
 
     body = _snapshot_body()
     request = CreateSnapshotRequest.model_validate(body)
-    deps = snapshot_deps()
+    deps = snapshot_deps(get_ports())
     inner: dict[str, Any] = {}
 
     class ReentrantTokenizer:

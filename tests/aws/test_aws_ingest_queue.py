@@ -10,7 +10,7 @@ from urllib.parse import quote_plus
 import pytest
 from aws_env import REGION, AwsEnv
 
-from agentkb.adapters.factory import get_container
+from agentkb.composition import get_ports
 from agentkb.models.domain import Chunk, Document, EmbeddingProfile, KnowledgeBase
 from agentkb.services.ingest_queue import PoisonMessage, parse_message, upload_location
 
@@ -71,11 +71,11 @@ class _Context:
 
 
 @pytest.fixture()
-def wired(aws_settings: AwsEnv) -> tuple[AwsEnv, CountingEmbedder, CommittingIndex]:
-    container = get_container()
+def wired(aws_settings: AwsEnv, override_ports: Any) -> tuple[AwsEnv, CountingEmbedder, CommittingIndex]:
+    container = get_ports()
     container.catalog.create_knowledge_base(KB)
     embedder, index = CountingEmbedder(), CommittingIndex(container.catalog)
-    container.__dict__.update(embedder=embedder, index=index)  # the ports the queue consumer resolves
+    override_ports(embedder=embedder, index=index)  # the ports the queue consumer resolves
     return aws_settings, embedder, index
 
 
@@ -97,7 +97,7 @@ def test_a_batch_reports_only_its_failing_records(wired: tuple[AwsEnv, CountingE
     result = lambda_handler(event, _Context())
     assert result == {"batchItemFailures": [{"itemIdentifier": "m2"}, {"itemIdentifier": "m4"},
                                             {"itemIdentifier": "m5"}]}
-    catalog = get_container().catalog
+    catalog = get_ports().catalog
     assert catalog.find_document_by_name("kb-1", "rotate.md") is not None
     assert catalog.find_document_by_name("kb-1", "notes/on call.md").chunk_count == 1  # type: ignore[union-attr]
     calls = embedder.calls

@@ -167,9 +167,9 @@ def test_stopwords_match_the_embedded_fts_query() -> None:
 
 def test_the_aws_container_serves_the_dynamodb_memory_and_graph_stores(aws_settings: AwsEnv) -> None:
     from agentkb.adapters.aws.dynamodb_graph import DynamoDbGraphStore
-    from agentkb.adapters.factory import get_container
+    from agentkb.composition import get_ports
 
-    container = get_container()
+    container = get_ports()
     assert isinstance(container.memories.truth, DynamoDbMemoryStore)  # OpenSearch legs over the DynamoDB truth
     assert container.memories.truth.table == aws_settings.tables["memory"]
     assert isinstance(container.graph, DynamoDbGraphStore)

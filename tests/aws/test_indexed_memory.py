@@ -288,26 +288,26 @@ def test_linked_memories_read_links_not_the_workspace(aws: AwsEnv) -> None:
 
 def test_the_container_adds_the_memory_index_only_with_an_endpoint(aws_settings: AwsEnv,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from agentkb.adapters.factory import get_container, reset_container
+    from agentkb.composition import get_ports, reset_ports
     from agentkb.config import reset_settings
 
-    assert isinstance(get_container().memories, IndexedMemoryStore)
+    assert isinstance(get_ports().memories, IndexedMemoryStore)
     monkeypatch.delenv("AGENTKB_OPENSEARCH_ENDPOINT")
     reset_settings()
-    reset_container()
-    assert type(get_container().memories) is DynamoDbMemoryStore
+    reset_ports()
+    assert type(get_ports().memories) is DynamoDbMemoryStore
 
 
 def test_the_memory_cli_repairs_and_reindexes(aws_settings: AwsEnv, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     from agentkb.adapters.aws import aws_http
-    from agentkb.adapters.factory import get_container
     from agentkb.cli import main
+    from agentkb.composition import get_ports
 
     broken = {"error": {"type": "security_exception"}}
     collection = Scripted(lambda m, p, b: (403, broken))  # the index refuses writes: DependencyError, no retries
     monkeypatch.setattr(aws_http, "SigV4Transport", lambda endpoint, region: collection)
-    store = get_container().memories
+    store = get_ports().memories
     ids = [store.insert(record(name)).memory_id for name in ("a", "b")]
     assert store.truth.unindexed(WS) == ids
     assert main(["memory", "repair", "--workspace", WS]) == 1  # still refused: exit 1, nothing lost
@@ -322,7 +322,7 @@ def test_the_memory_cli_repairs_and_reindexes(aws_settings: AwsEnv, monkeypatch:
 def test_recall_on_a_throttled_index_is_a_503_within_the_invocations_time(aws_settings: AwsEnv,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     from agentkb.adapters.aws import aws_http
-    from agentkb.adapters.factory import get_container
+    from agentkb.composition import get_ports
     from agentkb.services.auth import create_api_key
     from recall.handler import lambda_handler
     from tests.helpers import body_of, response_headers, rest_event
@@ -334,7 +334,7 @@ def test_recall_on_a_throttled_index_is_a_503_within_the_invocations_time(aws_se
         return (503, None) if path.endswith("/_search") and "size" in body and "sort" not in body else (403, None)
 
     monkeypatch.setattr(aws_http, "SigV4Transport", lambda endpoint, region: Scripted(answer))
-    container = get_container()
+    container = get_ports()
     container.memories.insert(record("billing-deploys", body="billing deploys go through the pipeline"))
     key, _ = create_api_key(container.keys, container.secrets, [WS], ["api:read"], "alice")
     request = {"schema_version": "openbrain.openclaw.recall.v1", "workspace_id": WS, "task_type": "general",

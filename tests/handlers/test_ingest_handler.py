@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tests.handlers.test_search_handler import TAGS, add_doc, create_kb, search
-from tests.helpers import ERROR_RESPONSE, body_of, invoke, rest_event
+from tests.helpers import ERROR_RESPONSE, body_of, embedded_db, invoke, rest_event
 
 
 def test_create_kb_returns_profile_and_slots(rw_key: str) -> None:
@@ -89,10 +89,10 @@ def test_bad_document_tags_are_400_and_write_nothing(rw_key: str, container: Any
 def test_failed_ingest_leaves_nothing_half_indexed(rw_key: str, container: Any,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     kb = create_kb(rw_key)
-    original = type(container.db).transaction
+    original = type(embedded_db(container)).transaction
 
     def failing_write(self: Any, kb_obj: Any, document: Any, chunks: Any) -> None:
-        with original(container.db) as conn:  # fail after the first rows are written, inside the transaction
+        with original(embedded_db(container)) as conn:  # fail after the first rows are written, inside the transaction
             conn.execute("DELETE FROM chunks WHERE document_id = ?", (document.id,))
             conn.execute("INSERT INTO documents (id, knowledge_base_id, workspace_id, name, content_hash, tags,"
                          " chunk_count, token_count, created_at) VALUES (?, ?, 'ws1', 'x', 'h', '{}', 1, 1, 't')",
@@ -103,7 +103,7 @@ def test_failed_ingest_leaves_nothing_half_indexed(rw_key: str, container: Any,
     response = invoke("ingest", rest_event("POST", f"/api/v2/knowledge/bases/{kb}/documents", {
         "workspaceId": "ws1", "name": "a.md", "content": "Some content to index."}, key=rw_key))
     assert response["statusCode"] == 500
-    conn = container.db.connection()
+    conn = embedded_db(container).connection()
     assert conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0
     assert conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] == 0
     monkeypatch.undo()
@@ -135,7 +135,7 @@ def test_index_write_is_all_or_nothing(rw_key: str, container: Any) -> None:
     chunks = [Chunk("c1", "d1", 0, "first", 2, "h1", vector), Chunk("c1", "d1", 1, "dup id", 2, "h2", vector)]
     with pytest.raises(sqlite3.IntegrityError):
         container.index.write_document(kb, doc, chunks)  # the second chunk violates the unique chunk id
-    conn = container.db.connection()
+    conn = embedded_db(container).connection()
     assert conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0
     assert conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] == 0
     assert conn.execute("SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH 'first'").fetchone()[0] == 0
@@ -155,7 +155,7 @@ def test_concurrent_writes_of_one_name_all_land(rw_key: str, container: Any) -> 
     with ThreadPoolExecutor(max_workers=6) as pool:
         statuses = list(pool.map(write, range(12)))
     assert statuses == [201] * 12
-    conn = container.db.connection()
+    conn = embedded_db(container).connection()
     assert conn.execute("SELECT COUNT(*) FROM documents WHERE name = 'race.md'").fetchone()[0] == 1
     (doc_id,) = conn.execute("SELECT id FROM documents WHERE name = 'race.md'").fetchone()
     assert {r[0] for r in conn.execute("SELECT document_id FROM chunks")} == {doc_id}
@@ -178,5 +178,5 @@ def test_concurrent_requests_never_see_each_other(container: Any) -> None:
     with ThreadPoolExecutor(max_workers=8) as pool:
         answers = list(pool.map(write, range(16)))
     assert answers == [(201, f"doc-{i}.md") for i in range(16)]
-    names = {r[0] for r in container.db.connection().execute("SELECT name FROM documents")}
+    names = {r[0] for r in embedded_db(container).connection().execute("SELECT name FROM documents")}
     assert names == {f"doc-{i}.md" for i in range(16)}

@@ -11,6 +11,7 @@ from tests.helpers import (
     ERROR_RESPONSE,
     SEARCH_RESPONSE,
     body_of,
+    embedded_db,
     http_event,
     invoke,
     mint,
@@ -137,7 +138,8 @@ def test_multi_kb_fair_share(rw_key: str) -> None:
 
 def test_multi_kb_with_different_profiles_is_400(rw_key: str, kb: str, container: Any) -> None:
     other = create_kb(rw_key, "other")
-    container.db.connection().execute("UPDATE knowledge_bases SET embedding_dimension = 768 WHERE id = ?", (other,))
+    embedded_db(container).connection().execute("UPDATE knowledge_bases SET embedding_dimension = 768 WHERE id = ?",
+                                                (other,))
     status, payload, _ = search(rw_key, {"workspaceId": "ws1", "knowledgeBaseIds": [kb, other], "query": "x"})
     assert status == 400 and payload["error"]["code"] == "BAD_REQUEST"
     # tag-only searches do not need compatible profiles
@@ -222,12 +224,12 @@ def test_415_non_json_body(rw_key: str) -> None:
 
 
 def test_429_with_retry_after(container: Any, kb: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agentkb.adapters.factory import reset_container
+    from agentkb.composition import reset_ports
     from agentkb.config import reset_settings
 
     monkeypatch.setenv("AGENTKB_RATE_LIMIT_PER_MINUTE", "2")
     reset_settings()
-    reset_container()
+    reset_ports()
     key = mint(container, ["ws1"], ["api:read"])
     body = {"workspaceId": "ws1", "knowledgeBaseIds": kb, "query": "q"}
     results = [search(key, body) for _ in range(3)]

@@ -66,11 +66,13 @@ def test_a_context_that_cannot_tell_its_remaining_time_is_no_deadline(rw_key: st
     first = handler("snapshot")(rest_event("POST", "/v1/snapshots", body, key=rw_key), bare)
     # When the next snapshot is built outside any request (the router still holds that context)
     from agentkb.api.snapshot_routes import snapshot_deps
+    from agentkb.composition import get_ports
     from agentkb.models.domain import Principal
     from agentkb.services.snapshot import create_snapshot
 
     principal = Principal(id="svc", workspaces=("ws1",), scopes=("api:read", "api:write"))
-    later = create_snapshot(CreateSnapshotRequest.model_validate(snapshot_body()), principal, snapshot_deps())
+    later = create_snapshot(CreateSnapshotRequest.model_validate(snapshot_body()), principal,
+                            snapshot_deps(get_ports()))
     # Then both are built: the in-progress claim falls back to the fixed lease instead of failing
     assert first["statusCode"] == 201, first["body"]
     assert later.status == 201

@@ -106,7 +106,7 @@ def schema_validator(name: str) -> Draft202012Validator:
 
 @cache
 def _openapi() -> dict[str, Any]:
-    from agentkb.api.openapi import openapi_document
+    from agentkb.api.routers import openapi_document
 
     return openapi_document()
 

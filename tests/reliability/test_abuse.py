@@ -14,7 +14,7 @@ import pytest
 
 from agentkb.api import gate
 from agentkb.api.observability import logger as powertools_logger
-from tests.helpers import body_of, response_headers, rest_event
+from tests.helpers import body_of, embedded_db, response_headers, rest_event
 from tests.reliability.corpus import KB, WS, replay, seed
 
 SEARCH = "/api/v2/knowledge/search"
@@ -131,7 +131,7 @@ def test_like_and_sql_metacharacters_in_tag_values_are_literal(key: str, contain
     assert status == 200, body
     names = {r["documentName"] for r in body["data"]["results"]}
     assert names == ({"reset.md", "billing.md"} if operator in ("neq", "not_contains") else set())
-    assert container.db.connection().execute("SELECT COUNT(*) FROM chunks").fetchone()[0] >= 2  # table intact
+    assert embedded_db(container).connection().execute("SELECT COUNT(*) FROM chunks").fetchone()[0] >= 2  # table intact
 
 
 def test_tag_values_with_metacharacters_round_trip(key: str) -> None:
@@ -170,7 +170,7 @@ def test_keys_are_compared_in_constant_time(key: str, monkeypatch: pytest.Monkey
 
 
 def test_only_hashes_of_keys_are_stored(key: str, container: Any, data_dir: Any) -> None:
-    container.db.connection().execute("PRAGMA wal_checkpoint(FULL)")
+    embedded_db(container).connection().execute("PRAGMA wal_checkpoint(FULL)")
     secret = key.split("_", 2)[2]
     for path in data_dir.rglob("*"):
         if path.is_file() and path.name != "dev-key":

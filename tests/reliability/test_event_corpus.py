@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
-from agentkb.adapters.factory import get_container, reset_container
 from agentkb.api.routes_table import ROUTES, RouteSpec
+from agentkb.composition import get_ports, reset_ports
 from agentkb.config import reset_settings
 from tests.helpers import body_of, http_event, mint, response_headers, rest_event
 from tests.reliability.corpus import (
@@ -118,8 +118,8 @@ def test_429_for_every_authenticated_route(route: RouteSpec, shape: str, data_di
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTKB_RATE_LIMIT_PER_MINUTE", "1")
     reset_settings()
-    reset_container()
-    key = mint(get_container(), WORKSPACES, ["api:read", "api:write"])
+    reset_ports()
+    key = mint(get_ports(), WORKSPACES, ["api:read", "api:write"])
     make = rest_event if shape == "rest" else http_event
     body = {} if route.method == "POST" else None
     first = replay(make(route.method, _concrete(route), body, key=key))

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from agentkb.adapters.factory import get_container, reset_container
+from agentkb.composition import get_ports, reset_ports
 from agentkb.config import reset_settings
 from agentkb.errors import DependencyError, EmbeddingUnavailable, ServiceUnavailable
 from agentkb.models.domain import RerankOutcome
-from tests.helpers import SEARCH_RESPONSE, body_of, invoke, mint, response_headers, rest_event
+from tests.helpers import SEARCH_RESPONSE, body_of, embedded_db, invoke, mint, response_headers, rest_event
 from tests.reliability.corpus import KB, WS, replay, schema_validator, seed
 from tests.reliability.make_events import RECALL
 
@@ -82,14 +82,14 @@ def test_slow_embedder_recall_times_out_and_degrades(keys: dict[str, str], conta
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTKB_EMBED_TIMEOUT_MS", "50")
     reset_settings()
-    reset_container()
+    reset_ports()
     release = threading.Event()
 
     def slow(*_: Any) -> Any:
         release.wait(2)
         raise EmbeddingUnavailable("too late", code="embedding_failed")
 
-    monkeypatch.setattr(type(get_container().embedder), "embed_query", slow)
+    monkeypatch.setattr(type(get_ports().embedder), "embed_query", slow)
     started = time.monotonic()
     try:
         status, body, headers = call("/v1/recall", RECALL, keys["akb_test_replay_key"])
@@ -179,8 +179,8 @@ def test_concurrent_rate_limit_hits_lose_no_update(container: Any) -> None:
 def test_concurrent_requests_count_against_the_limit_exactly(container: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTKB_RATE_LIMIT_PER_MINUTE", "30")
     reset_settings()
-    reset_container()
-    key = mint(get_container(), ["ws1"], ["api:read"])
+    reset_ports()
+    key = mint(get_ports(), ["ws1"], ["api:read"])
     event = rest_event("GET", "/api/v2/knowledge/bases/nope/tags", key=key, query={"workspaceId": "ws1"},
                        resource="/api/v2/knowledge/bases/{knowledgeBaseId}/tags")
     with ThreadPoolExecutor(8) as pool:
@@ -201,8 +201,8 @@ def test_concurrent_key_creation_and_document_writes(container: Any, keys: dict[
     with ThreadPoolExecutor(8) as pool:
         assert list(pool.map(write, range(24))) == [201] * 24
     names = {d.name for d in container.catalog.list_documents(KB)} if hasattr(container.catalog, "list_documents") \
-        else {r[0] for r in container.db.connection().execute("SELECT name FROM documents WHERE knowledge_base_id=?",
-                                                              (KB,))}
+        else {r[0] for r in embedded_db(container).connection().execute(
+            "SELECT name FROM documents WHERE knowledge_base_id=?", (KB,))}
     assert {f"doc-{i}.md" for i in range(24)} <= names
 
 
@@ -229,7 +229,7 @@ def test_crash_mid_ingest_leaves_nothing_half_indexed_and_a_retry_completes(
     monkeypatch.setattr(sqlite_index, "np", CrashingNumpy())
     crashed = replay(rest_event("POST", path, body, key=keys["akb_test_replay_key"]))
     assert crashed["statusCode"] == 500 and "killed" not in crashed["body"]
-    db = container.db.connection()
+    db = embedded_db(container).connection()
     assert db.execute("SELECT COUNT(*) FROM documents WHERE name = 'vpn.md'").fetchone()[0] == 0
     assert db.execute("SELECT COUNT(*) FROM chunks WHERE content LIKE '%VPN client%'").fetchone()[0] == 0
     monkeypatch.setattr(sqlite_index, "np", real_np)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -13,11 +14,11 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, APIGatew
 from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver, Router
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
-from agentkb.adapters.factory import get_container
 from agentkb.api import context
 from agentkb.api.gate import check_request, rate_headers
 from agentkb.api.observability import count_response, logger
 from agentkb.api.routes_table import BY_OPERATION, match_route
+from agentkb.composition import Ports, get_ports
 from agentkb.errors import BadRequest, DependencyError, DomainError, NotFound, ServiceUnavailable, error_envelope
 from agentkb.models.domain import Principal
 
@@ -78,52 +79,65 @@ def _install_handlers(app: ApiGatewayResolver) -> None:
         return _json_response(404, NotFound("Route not found").envelope())
 
 
-def _resolver(cls: type[ApiGatewayResolver], routers: Sequence[Router]) -> ApiGatewayResolver:
+def build_resolver(cls: type[ApiGatewayResolver], routers: Sequence[Router]) -> ApiGatewayResolver:
+    """A resolver over its own copies of the routers: including a router points the router's request state
+    (current event, Lambda context) at the including resolver, so two resolvers must never share one."""
     app = cls(enable_validation=True)
     for router in routers:
-        app.include_router(router)
+        app.include_router(copy.copy(router))
+    return app
+
+
+def _resolver(cls: type[ApiGatewayResolver], routers: Sequence[Router],
+              overrides: dict[Callable[..., Any], Callable[..., Any]]) -> ApiGatewayResolver:
+    app = build_resolver(cls, routers)
     _install_handlers(app)
+    app.dependency_overrides = overrides  # one dict for both resolvers of a function
     return app
 
 
 class FunctionApp:
     """The API of one Lambda function, callable with REST v1, HTTP v2 or direct-invocation events.
 
-    Powertools resolvers keep per-request state on themselves and on the routers they include, so a function
-    resolves one request at a time: Lambda sends one at a time anyway, and the threaded local gateway is
-    serialised here (two resolvers over the same routers were seen answering each other's requests).
+    Powertools resolvers keep per-request state on themselves, so a function resolves one request at a time:
+    Lambda sends one at a time anyway, and the threaded local gateway is serialised here.
+
+    Dependencies: routes declare `Depends(get_ports)` (or a provider built on it); `dependency_overrides` is the
+    one override table of both resolvers, and the gate and the queue consumer take the bundle from `ports()`.
     """
 
     def __init__(self, name: str, routers: Sequence[Router]) -> None:
         self.name = name
         self._routers = tuple(routers)
-        self.rest = _resolver(APIGatewayRestResolver, routers)
-        # Re-entrant: GET /openapi.json runs inside the search function and asks every function (itself too).
-        self._lock = threading.RLock()
+        self.dependency_overrides: dict[Callable[..., Any], Callable[..., Any]] = {}
+        self.rest = _resolver(APIGatewayRestResolver, routers, self.dependency_overrides)
+        self._lock = threading.Lock()
 
     @cached_property
     def http(self) -> ApiGatewayResolver:
         """The HTTP API v2 resolver, built on the first v2 event (the stack deploys a REST API; direct invocations
         are REST-shaped), under the function's lock."""
-        return _resolver(APIGatewayHttpResolver, self._routers)
+        return _resolver(APIGatewayHttpResolver, self._routers, self.dependency_overrides)
 
-    def openapi(self) -> dict[str, Any]:
-        with self._lock:
-            raw = self.rest.get_openapi_json_schema(title="agentkb", version="1.0.0")
-        document: dict[str, Any] = json.loads(raw)
-        return document
+    def ports(self) -> Ports:
+        """The bundle this function's requests use: `get_ports()`, or its override."""
+        bundle = self.dependency_overrides.get(get_ports, get_ports)()
+        if not isinstance(bundle, Ports):
+            raise TypeError("a get_ports override must return a Ports bundle")
+        return bundle
 
     def __call__(self, event: dict[str, Any], lambda_context: Any) -> dict[str, Any]:
-        from agentkb.adapters.aws.aws_http import set_deadline
-
         remaining = getattr(lambda_context, "get_remaining_time_in_millis", None)
-        set_deadline(remaining() if callable(remaining) else None)  # OpenSearch retries end before the invocation
+        deadline = self.ports().deadline
+        deadline.set_remaining(remaining() if callable(remaining) else None)  # retries end before the invocation
+        context.set_invocation(lambda_context)
         try:
             if "operation" in event and "httpMethod" not in event and "requestContext" not in event:
                 return self._direct(event, lambda_context)
             return self._http(event, lambda_context, None)
         finally:
-            set_deadline(None)
+            deadline.set_remaining(None)
+            context.set_invocation(None)
 
     def _http(self, event: dict[str, Any], lambda_context: Any, direct: Principal | None) -> dict[str, Any]:
         is_v2 = event.get("version") == "2.0"
@@ -134,7 +148,7 @@ class FunctionApp:
         try:
             if found is None:
                 raise NotFound("Route not found")
-            principal, decision = check_request(event, found[0], get_container(), direct)
+            principal, decision = check_request(event, found[0], self.ports(), direct)
         except DomainError as exc:
             return self._finish(self._error(exc, is_v2), decision, is_v2)
         except DependencyError as exc:  # the key store or rate limiter is down: 503, not a crashed invocation

@@ -1,4 +1,4 @@
-"""Per-request context set by the gate: the authenticated principal, and extra response headers."""
+"""Per-request context set by the function app: the principal, the invocation's deadline, extra response headers."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ from contextvars import ContextVar
 
 from agentkb.errors import Unauthorized
 from agentkb.models.domain import Principal
+from agentkb.ports import RemainingTime
 
 _principal: ContextVar[Principal | None] = ContextVar("agentkb_principal", default=None)
+_invocation: ContextVar[RemainingTime | None] = ContextVar("agentkb_invocation", default=None)
 _extra_headers: ContextVar[dict[str, str] | None] = ContextVar("agentkb_extra_headers", default=None)
 
 
@@ -20,6 +22,19 @@ def current_principal() -> Principal:
 
 def set_principal(principal: Principal | None) -> None:
     _principal.set(principal)
+
+
+def set_invocation(lambda_context: object) -> None:
+    """The current invocation's Lambda context, when it can tell its remaining time (else none)."""
+    if isinstance(lambda_context, RemainingTime) and callable(lambda_context.get_remaining_time_in_millis):
+        _invocation.set(lambda_context)
+    else:
+        _invocation.set(None)
+
+
+def invocation_deadline() -> RemainingTime | None:
+    """A route's dependency: this request's deadline (never the last request's, unlike a router's context)."""
+    return _invocation.get()
 
 
 def add_response_header(name: str, value: str) -> None:

@@ -12,8 +12,8 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from agentkb.adapters.factory import Container
 from agentkb.api.routes_table import RouteSpec
+from agentkb.composition import Ports
 from agentkb.errors import BadRequest, DomainError, PayloadTooLarge, RateLimited, UnsupportedMediaType
 from agentkb.models.domain import Principal, RateDecision
 from agentkb.services.auth import authenticate, require_scope
@@ -85,11 +85,11 @@ def rate_headers(decision: RateDecision) -> dict[str, str]:
             "X-RateLimit-Reset": reset}
 
 
-def check_request(event: dict[str, Any], route: RouteSpec, container: Container,
+def check_request(event: dict[str, Any], route: RouteSpec, ports: Ports,
                   direct_principal: Principal | None) -> tuple[Principal | None, RateDecision | None]:
     """Everything decided before parsing; returns the principal and rate decision, or raises a DomainError."""
     raw = body_bytes(event)
-    if len(raw) > container.settings.max_body_bytes:
+    if len(raw) > ports.settings.max_body_bytes:
         raise PayloadTooLarge()
     for name, value in (event.get("queryStringParameters") or {}).items():
         if value in ("", None):
@@ -102,9 +102,9 @@ def check_request(event: dict[str, Any], route: RouteSpec, container: Container,
         else:
             headers = event.get("headers") or {}
             presented = header(headers, "x-api-key")
-            principal = authenticate(container.keys, container.secrets, presented)
-            decision = container.rate_limiter.hit(principal.key_id or principal.id,
-                                                  container.settings.rate_limit_per_minute, time.time())
+            principal = authenticate(ports.keys, ports.secrets, presented)
+            decision = ports.rate_limiter.hit(principal.key_id or principal.id,
+                                             ports.settings.rate_limit_per_minute, time.time())
             if not decision.allowed:
                 retry = str(decision.retry_after_s)
                 raise RateLimited(details={"retryAfter": rate_headers(decision)["X-RateLimit-Reset"]},

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from aws_lambda_powertools.event_handler import Depends
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from agentkb.api.context import current_principal
 from agentkb.api.responses import ERRORS, json_response, ok
-from agentkb.api.stores import graph_store
+from agentkb.composition import Ports, get_ports
 from agentkb.errors import NotFound
 from agentkb.models.graph import GraphSearchRequest, GraphSearchResponse, GraphWriteRequest, GraphWriteResponse
 from agentkb.services.graph_search import search_graph
@@ -27,13 +28,15 @@ def _require_workspace(workspace_id: str) -> None:
 @search_router.post("/v1/graph/search", operation_id="searchGraph", summary="Search the knowledge graph",
                     responses={200: ok(GraphSearchResponse, "Bounded, proof-carrying graph search result."),
                                **ERRORS})
-def search_graph_route(request: Annotated[GraphSearchRequest, Body()]) -> Any:  # a Response: see json_response
+def search_graph_route(request: Annotated[GraphSearchRequest, Body()],
+                       ports: Annotated[Ports, Depends(get_ports)]) -> Any:  # a Response: see json_response
     _require_workspace(request.workspaceId)
-    return json_response(200, search_graph(graph_store(), request))
+    return json_response(200, search_graph(ports.graph, request))
 
 
 @ingest_router.post("/v1/graph", operation_id="upsertGraph", summary="Upsert graph entities, relations, proofs",
                     responses={200: ok(GraphWriteResponse, "Counts and the new graph source hash."), **ERRORS})
-def upsert_graph_route(request: Annotated[GraphWriteRequest, Body()]) -> Any:  # a Response: see json_response
+def upsert_graph_route(request: Annotated[GraphWriteRequest, Body()],
+                       ports: Annotated[Ports, Depends(get_ports)]) -> Any:  # a Response: see json_response
     _require_workspace(request.workspaceId)
-    return json_response(200, upsert_graph(graph_store(), request))
+    return json_response(200, upsert_graph(ports.graph, request))

@@ -8,12 +8,13 @@ reported as a failure (OperationInProgress) and retried after the visibility tim
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-from agentkb.adapters.factory import get_container
+from agentkb.api.ingest_routes import ingest_deps
 from agentkb.api.observability import logger
+from agentkb.composition import Ports
 from agentkb.errors import DomainError
-from agentkb.services.ingest import IngestDeps
 from agentkb.services.ingest_queue import PoisonMessage, ingest_message_once
 
 
@@ -22,13 +23,10 @@ def is_sqs_event(event: dict[str, Any]) -> bool:
     return isinstance(records, list) and bool(records) and records[0].get("eventSource") == "aws:sqs"
 
 
-def _record_handler(record: Any, lambda_context: Any = None) -> None:
-    container = get_container()
-    deps = IngestDeps(container.catalog, container.index, container.embedder, container.tokenizer,
-                      container.embedding_cache)
+def _record_handler(record: Any, lambda_context: Any, ports: Ports) -> None:
     try:
-        documents, replayed = ingest_message_once(record.body, deps, container.aws.read_object,
-                                                  container.idempotency, lambda_context)
+        documents, replayed = ingest_message_once(record.body, ingest_deps(ports), ports.objects.read_object,
+                                                  ports.idempotency, lambda_context)
     except DomainError as exc:
         # 4xx-class failures never succeed on retry; log without the body (it may hold document text)
         level = logger.error if isinstance(exc, PoisonMessage) or exc.http_status < 500 else logger.warning
@@ -39,15 +37,16 @@ def _record_handler(record: Any, lambda_context: Any = None) -> None:
                                              "replayed": replayed})
 
 
-def handle_sqs(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Process an SQS batch; returns {"batchItemFailures": [...]} (ReportBatchItemFailures)."""
+def handle_sqs(event: dict[str, Any], context: Any, ports: Ports) -> dict[str, Any]:
+    """Process an SQS batch on the ingest function's ports; returns {"batchItemFailures": [...]}."""
     from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
-    from agentkb.adapters.aws.aws_http import set_deadline
-
     remaining = getattr(context, "get_remaining_time_in_millis", None)
-    set_deadline(remaining() if callable(remaining) else None)
+    ports.deadline.set_remaining(remaining() if callable(remaining) else None)
     processor = BatchProcessor(event_type=EventType.SQS)
-    response = process_partial_response(event=event, record_handler=_record_handler, processor=processor,
-                                        context=context)
+    try:
+        response = process_partial_response(event=event, processor=processor, context=context,
+                                            record_handler=partial(_record_handler, ports=ports))
+    finally:
+        ports.deadline.set_remaining(None)
     return dict(response)

@@ -3,13 +3,13 @@
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler import Depends, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
-from agentkb.adapters.factory import get_container
 from agentkb.api.context import current_principal
 from agentkb.api.responses import ERRORS, json_model_response, ok
+from agentkb.composition import Ports, get_ports
 from agentkb.models.domain import KnowledgeBase
 from agentkb.models.ingest import (
     AddDocumentRequest,
@@ -28,9 +28,12 @@ router = Router()
 WorkspaceQuery = Annotated[str, Query(alias="workspaceId", min_length=1, max_length=128)]
 
 
-def ingest_deps() -> IngestDeps:
-    c = get_container()
-    return IngestDeps(c.catalog, c.index, c.embedder, c.tokenizer, c.embedding_cache)
+def ingest_deps(ports: Annotated[Ports, Depends(get_ports)]) -> IngestDeps:
+    """The ingest service's ports (also the queue consumer's and the CLI's)."""
+    return IngestDeps(ports.catalog, ports.index, ports.embedder, ports.tokenizer, ports.embedding_cache)
+
+
+Deps = Annotated[IngestDeps, Depends(ingest_deps)]
 
 
 def _tags(kb: KnowledgeBase) -> list[TagDefinitionOut]:
@@ -41,8 +44,8 @@ def _tags(kb: KnowledgeBase) -> list[TagDefinitionOut]:
              responses={201: ok(KnowledgeBaseResponse, "Created"),
                         409: ERRORS[400] | {"description": "A knowledge base with this name already exists"},
                         **ERRORS})
-def create_knowledge_base(request: Annotated[CreateKnowledgeBaseRequest, Body()]) -> Response[Any]:
-    kb = ingest.create_knowledge_base(request, current_principal(), ingest_deps())
+def create_knowledge_base(request: Annotated[CreateKnowledgeBaseRequest, Body()], deps: Deps) -> Response[Any]:
+    kb = ingest.create_knowledge_base(request, current_principal(), deps)
     out = KnowledgeBaseOut(id=kb.id, workspaceId=kb.workspace_id, name=kb.name, description=kb.description,
                            embeddingModel=kb.profile.model, embeddingDimension=kb.profile.dimension,
                            tagDefinitions=_tags(kb), createdAt=kb.created_at)
@@ -51,8 +54,8 @@ def create_knowledge_base(request: Annotated[CreateKnowledgeBaseRequest, Body()]
 
 @router.get("/api/v2/knowledge/bases/<knowledgeBaseId>/tags", operation_id="listTags",
             summary="List a knowledge base's tag definitions", responses={200: ok(TagListResponse, "Tags"), **ERRORS})
-def list_tags(knowledgeBaseId: str, workspace_id: WorkspaceQuery) -> Response[Any]:
-    kb = ingest.get_knowledge_base(get_container().catalog, current_principal(), workspace_id, knowledgeBaseId)
+def list_tags(knowledgeBaseId: str, workspace_id: WorkspaceQuery, deps: Deps) -> Response[Any]:
+    kb = ingest.get_knowledge_base(deps.catalog, current_principal(), workspace_id, knowledgeBaseId)
     return json_model_response(200, TagListResponse(data=_tags(kb)))
 
 
@@ -61,8 +64,8 @@ def list_tags(knowledgeBaseId: str, workspace_id: WorkspaceQuery) -> Response[An
              responses={201: ok(DocumentResponse, "Indexed"),
                         409: ERRORS[400] | {"description": "This deployment cannot embed for the KB's profile"},
                         **ERRORS})
-def add_document(knowledgeBaseId: str, request: Annotated[AddDocumentRequest, Body()]) -> Response[Any]:
-    doc = ingest.add_document(knowledgeBaseId, request, current_principal(), ingest_deps())
+def add_document(knowledgeBaseId: str, request: Annotated[AddDocumentRequest, Body()], deps: Deps) -> Response[Any]:
+    doc = ingest.add_document(knowledgeBaseId, request, current_principal(), deps)
     out = DocumentOut(id=doc.id, knowledgeBaseId=doc.knowledge_base_id, name=doc.name, chunkCount=doc.chunk_count,
                       tokenCount=doc.token_count, contentHash=doc.content_hash, revision=doc.revision)
     return json_model_response(201, DocumentResponse(data=out))
@@ -70,6 +73,6 @@ def add_document(knowledgeBaseId: str, request: Annotated[AddDocumentRequest, Bo
 
 @router.delete("/api/v2/knowledge/bases/<knowledgeBaseId>/documents/<documentId>", operation_id="deleteDocument",
                summary="Delete a document", responses={204: {"description": "Deleted"}, **ERRORS})
-def delete_document(knowledgeBaseId: str, documentId: str, workspace_id: WorkspaceQuery) -> Response[Any]:
-    ingest.delete_document(knowledgeBaseId, documentId, workspace_id, current_principal(), ingest_deps())
+def delete_document(knowledgeBaseId: str, documentId: str, workspace_id: WorkspaceQuery, deps: Deps) -> Response[Any]:
+    ingest.delete_document(knowledgeBaseId, documentId, workspace_id, current_principal(), deps)
     return Response(status_code=204, body="")

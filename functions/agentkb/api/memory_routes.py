@@ -4,18 +4,22 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler import Depends, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
-from agentkb.adapters.factory import get_container
 from agentkb.api.context import current_principal
 from agentkb.api.responses import ERRORS, json_response, ok
-from agentkb.api.stores import graph_store, memory_store
+from agentkb.composition import Ports, get_ports
 from agentkb.models.memory import MemoryWriteRequest, MemoryWriteResponse
 from agentkb.services.memory import MemoryDeps, write_memory
 
 router = Router()
+
+
+def memory_deps(ports: Annotated[Ports, Depends(get_ports)]) -> MemoryDeps:
+    """The memory writer's ports (also the demo's)."""
+    return MemoryDeps(ports.memories, ports.graph, ports.embedder)
 
 
 @router.post("/v1/memories", operation_id="writeMemory", summary="Write an agent memory (recallable when 201 returns)",
@@ -24,7 +28,7 @@ router = Router()
                         409: ERRORS[400] | {"description": "Idempotency key reused with a different body"},
                         422: ERRORS[400] | {"description": "Refused by the secrets firewall (nothing stored)"},
                         **ERRORS})
-def write_memory_route(request: Annotated[MemoryWriteRequest, Body()]) -> Response[Any]:
-    c = get_container()
-    outcome = write_memory(request, current_principal(), MemoryDeps(memory_store(), graph_store(), c.embedder))
+def write_memory_route(request: Annotated[MemoryWriteRequest, Body()],
+                       deps: Annotated[MemoryDeps, Depends(memory_deps)]) -> Response[Any]:
+    outcome = write_memory(request, current_principal(), deps)
     return json_response(outcome.status, outcome.body)

@@ -4,36 +4,35 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler import Depends, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
-from agentkb.adapters.factory import get_container
 from agentkb.api.context import add_response_header, current_principal
 from agentkb.api.responses import ERRORS, json_response, ok
-from agentkb.api.stores import graph_store, memory_store
+from agentkb.composition import Ports, get_ports
 from agentkb.models.recall import RecallRequest, RecallResponse
 from agentkb.services.recall import RecallDeps, RecallOptions, recall
 
 router = Router()
 
 
-def recall_deps() -> RecallDeps:
-    c = get_container()
-    backend = "local" if c.settings.backend == "embedded" else "bedrock"
-    return RecallDeps(memory_store(), graph_store(), c.embedder, c.tokenizer,
-                      embed_timeout_s=c.settings.embed_timeout_ms / 1000, backend=backend)
+def recall_deps(ports: Annotated[Ports, Depends(get_ports)]) -> RecallDeps:
+    """The recall service's ports (also the memory source of snapshots)."""
+    backend = "local" if ports.settings.backend == "embedded" else "bedrock"
+    return RecallDeps(ports.memories, ports.graph, ports.embedder, ports.tokenizer,
+                      embed_timeout_s=ports.settings.embed_timeout_ms / 1000, backend=backend)
 
 
 @router.post("/v1/recall", operation_id="recall", summary="Recall agent memories (vector + graph, token-budgeted)",
              responses={200: ok(RecallResponse, "Direct (vector or FTS fallback) and graph matches."), **ERRORS})
-def recall_route(request: Annotated[RecallRequest, Body()],
+def recall_route(request: Annotated[RecallRequest, Body()], deps: Annotated[RecallDeps, Depends(recall_deps)],
                  fallback: Annotated[Literal["fts_only"] | None, Query(description="fts_only: lexical recall")] = None,
                  fail_on_degraded: Annotated[bool, Query(alias="failOnDegraded",
                                                          description="503 instead of an FTS fallback")] = False,
                  ) -> Response[Any]:
     options = RecallOptions(fallback_fts_only=fallback == "fts_only", fail_on_degraded=fail_on_degraded)
-    outcome = recall(request, current_principal(), recall_deps(), options)
+    outcome = recall(request, current_principal(), deps, options)
     if outcome.degraded_code:
         add_response_header("X-Recall-Degraded", outcome.degraded_code)
     return json_response(200, outcome.body)

@@ -6,39 +6,35 @@ import dataclasses
 import re
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler import Depends, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
-from agentkb.adapters.factory import get_container
-from agentkb.api.context import current_principal
+from agentkb.api.context import current_principal, invocation_deadline
 from agentkb.api.responses import ERRORS, ok
 from agentkb.api.search_routes import search_deps
+from agentkb.composition import Ports, get_ports
 from agentkb.errors import NotFound
 from agentkb.models.snapshot import UUID_PATTERN, ContextSnapshotOut, CreateSnapshotRequest
 from agentkb.ports import RemainingTime
 from agentkb.services.snapshot import SnapshotDeps, create_snapshot, get_snapshot
-from agentkb.services.snapshot_sources import MemoizedEmbedder, SourceDeps, recall_available
+from agentkb.services.snapshot_sources import MemoizedEmbedder, SourceDeps
 
 router = Router()
 _UUID = re.compile(UUID_PATTERN)
 
 
-def snapshot_deps(deadline: RemainingTime | None = None) -> SnapshotDeps:
+def snapshot_deps(ports: Annotated[Ports, Depends(get_ports)],
+                  deadline: Annotated[RemainingTime | None, Depends(invocation_deadline)] = None) -> SnapshotDeps:
     """The snapshot service's ports; `deadline` is the invocation's (in-progress idempotency claims lapse with it)."""
-    from agentkb.api.stores import graph_store
+    from agentkb.api.recall_routes import recall_deps  # on first use: the recall models stay off the cold import
+    from agentkb.services.snapshot_memory import memory_retriever
 
-    container = get_container()
-    search = search_deps()
+    search = search_deps(ports)
     embedder = MemoizedEmbedder(search.embedder)  # per request: knowledge and memory share the query vector
-    memory = None
-    if recall_available():  # the recall feature ships on its own: without it the memory source is empty
-        from agentkb.api.recall_routes import recall_deps
-        from agentkb.services.snapshot_memory import memory_retriever
-
-        memory = memory_retriever(dataclasses.replace(recall_deps(), embedder=embedder))
-    sources = SourceDeps(dataclasses.replace(search, embedder=embedder), graph_store(), container.snapshots, memory)
-    return SnapshotDeps(sources, container.tokenizer, container.idempotency, deadline=deadline)
+    memory = memory_retriever(dataclasses.replace(recall_deps(ports), embedder=embedder))
+    sources = SourceDeps(dataclasses.replace(search, embedder=embedder), ports.graph, ports.snapshots, memory)
+    return SnapshotDeps(sources, ports.tokenizer, ports.idempotency, deadline=deadline)
 
 
 def _raw(status: int, body: bytes) -> Response[Any]:
@@ -53,16 +49,15 @@ def _raw(status: int, body: bytes) -> Response[Any]:
                         **ERRORS,
                         503: ERRORS[503] | {"description": "Same runId + attemptId still being built by another "
                                             "request (Retry-After), or a dependency is unavailable"}})
-def create_snapshot_route(request: Annotated[CreateSnapshotRequest, Body()]) -> Response[Any]:
-    # This request's Lambda context, read here only: the router keeps the last request's context after it ends
-    # (the idempotency adapter ignores a context that cannot tell its remaining time).
-    outcome = create_snapshot(request, current_principal(), snapshot_deps(router.lambda_context))
+def create_snapshot_route(request: Annotated[CreateSnapshotRequest, Body()],
+                          deps: Annotated[SnapshotDeps, Depends(snapshot_deps)]) -> Response[Any]:
+    outcome = create_snapshot(request, current_principal(), deps)
     return _raw(outcome.status, outcome.body)
 
 
 @router.get("/v1/snapshots/<snapshotId>", operation_id="getSnapshot", summary="A stored context snapshot",
             responses={200: ok(ContextSnapshotOut, "The snapshot, byte-for-byte as built"), **ERRORS})
-def get_snapshot_route(snapshotId: str) -> Response[Any]:
+def get_snapshot_route(snapshotId: str, deps: Annotated[SnapshotDeps, Depends(snapshot_deps)]) -> Response[Any]:
     if not _UUID.match(snapshotId):
         raise NotFound("Snapshot not found")
-    return _raw(200, get_snapshot(snapshotId, current_principal(), snapshot_deps()))
+    return _raw(200, get_snapshot(snapshotId, current_principal(), deps))

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from agentkb.composition import Ports
 from agentkb.errors import Unauthorized
 from agentkb.local.operator import create_kb, ingest_paths
 from agentkb.services.auth import authenticate, create_api_key
@@ -17,17 +18,17 @@ KB_NAME = "handbook"
 TAGS = ["category:text", "audience:text", "version:number", "updated:date"]
 
 
-def dev_key(container: Any) -> str:
+def dev_key(ports: Ports) -> str:
     """The demo's dev key, kept (0600) in the data dir so a second `make run` reuses it."""
-    path = Path(container.settings.data_dir) / "dev-key"
+    path = Path(ports.settings.data_dir) / "dev-key"
     if path.exists():
         key = path.read_text(encoding="utf-8").strip()
         try:
-            authenticate(container.keys, container.secrets, key)
+            authenticate(ports.keys, ports.secrets, key)
             return key
         except Unauthorized:
             pass
-    key, _ = create_api_key(container.keys, container.secrets, [WORKSPACE], ["api:read", "api:write"], "dev")
+    key, _ = create_api_key(ports.keys, ports.secrets, [WORKSPACE], ["api:read", "api:write"], "dev")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -35,35 +36,28 @@ def dev_key(container: Any) -> str:
     return key
 
 
-def setup(container: Any) -> dict[str, Any]:
+def setup(ports: Ports) -> dict[str, Any]:
     """Idempotent: reuses the KB, skips unchanged documents, re-upserts the same graph."""
-    kb = container.catalog.find_knowledge_base_by_name(WORKSPACE, KB_NAME) or create_kb(
-        container, WORKSPACE, KB_NAME, "The demo company handbook", TAGS)
-    summary = ingest_paths(container, WORKSPACE, kb.id, [DEMO_DIR / "docs"], progress=False)
-    graph = _import_graph(container)
-    memories = _write_memories(container)
-    return {"kb": kb, "key": dev_key(container), "documents": summary, "graph": graph, "memories": memories}
+    kb = ports.catalog.find_knowledge_base_by_name(WORKSPACE, KB_NAME) or create_kb(
+        ports, WORKSPACE, KB_NAME, "The demo company handbook", TAGS)
+    summary = ingest_paths(ports, WORKSPACE, kb.id, [DEMO_DIR / "docs"], progress=False)
+    graph = _import_graph(ports)
+    memories = _write_memories(ports)
+    return {"kb": kb, "key": dev_key(ports), "documents": summary, "graph": graph, "memories": memories}
 
 
-def _import_graph(container: Any) -> dict[str, Any] | None:
-    try:
-        from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore
-        from agentkb.services.graph_write import parse_graph_write, upsert_graph
-    except ModuleNotFoundError:
-        return None
+def _import_graph(ports: Ports) -> dict[str, Any]:
+    from agentkb.services.graph_write import parse_graph_write, upsert_graph
+
     payload = json.loads((DEMO_DIR / "graph.json").read_text(encoding="utf-8"))
     payload["workspaceId"] = WORKSPACE
-    store = getattr(container, "graph", None) or SqliteGraphStore(container.db)
-    return upsert_graph(store, parse_graph_write(payload))["data"]  # type: ignore[no-any-return]
+    return upsert_graph(ports.graph, parse_graph_write(payload))["data"]  # type: ignore[no-any-return]
 
 
-def _write_memories(container: Any) -> int | None:
-    path = DEMO_DIR / "memories.json"
-    try:
-        from agentkb.local.demo_memories import write_demo_memories
-    except ModuleNotFoundError:
-        return None
-    return write_demo_memories(container, WORKSPACE, path) if path.exists() else None
+def _write_memories(ports: Ports) -> int:
+    from agentkb.local.demo_memories import write_demo_memories
+
+    return write_demo_memories(ports, WORKSPACE, DEMO_DIR / "memories.json")
 
 
 def curls(base: str, kb_id: str) -> list[tuple[str, str]]:
@@ -106,8 +100,8 @@ def curls(base: str, kb_id: str) -> list[tuple[str, str]]:
     ]
 
 
-def run_demo(container: Any, host: str, port: int) -> None:
-    state = setup(container)
+def run_demo(ports: Ports, host: str, port: int) -> None:
+    state = setup(ports)
     base = f"http://{host}:{port}"
     docs = state["documents"]
     print(f"\nagentkb demo ready - workspace '{WORKSPACE}', knowledge base '{KB_NAME}' ({state['kb'].id}), "

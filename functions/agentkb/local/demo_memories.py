@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
-from agentkb.api.stores import graph_store, memory_store
+from agentkb.composition import Ports
 from agentkb.models.domain import Principal
 from agentkb.models.memory import MemoryWriteRequest
 from agentkb.services.memory import MemoryDeps, write_memory
 
 
-def write_demo_memories(container: Any, workspace: str, path: Path, owner: str = "dev") -> int:
+def write_demo_memories(ports: Ports, workspace: str, path: Path, owner: str = "dev") -> int:
     """Write (or leave unchanged: same content is a no-op) every memory in the file; returns how many."""
     writer = Principal(id=owner, workspaces=(workspace,), scopes=("api:read", "api:write"))
-    deps = MemoryDeps(memory_store(), graph_store(), container.embedder)
+    deps = MemoryDeps(ports.memories, ports.graph, ports.embedder)
     memories = json.loads(path.read_text(encoding="utf-8"))
     for body in memories:
         write_memory(MemoryWriteRequest.model_validate({**body, "workspace_id": workspace}), writer, deps)

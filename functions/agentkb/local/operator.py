@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from agentkb.composition import Ports
 from agentkb.errors import BadRequest, DomainError, NotFound
 from agentkb.models.domain import KnowledgeBase, Principal
 from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest, TagDefinitionInput
@@ -19,12 +20,12 @@ GROUP = 32  # files whose chunks are embedded together
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 
 
-def deps(container: Any) -> IngestDeps:
-    return IngestDeps(container.catalog, container.index, container.embedder, container.tokenizer,
-                      container.embedding_cache)
+def deps(ports: Ports) -> IngestDeps:
+    return IngestDeps(ports.catalog, ports.index, ports.embedder, ports.tokenizer,
+                      ports.embedding_cache)
 
 
-def create_kb(container: Any, workspace: str, name: str, description: str | None, tags: list[str]) -> KnowledgeBase:
+def create_kb(ports: Ports, workspace: str, name: str, description: str | None, tags: list[str]) -> KnowledgeBase:
     definitions = []
     for spec in tags:
         tag_name, _, field_type = spec.rpartition(":")
@@ -33,15 +34,15 @@ def create_kb(container: Any, workspace: str, name: str, description: str | None
         definitions.append(TagDefinitionInput(tagName=tag_name, fieldType=field_type))  # type: ignore[arg-type]
     request = CreateKnowledgeBaseRequest(workspaceId=workspace, name=name, description=description,
                                          tagDefinitions=definitions or None)
-    return ingest.create_knowledge_base(request, OPERATOR, deps(container))
+    return ingest.create_knowledge_base(request, OPERATOR, deps(ports))
 
 
-def resolve_kb(container: Any, workspace: str, ref: str) -> KnowledgeBase:
-    kb = container.catalog.get_knowledge_base(workspace, ref) or container.catalog.find_knowledge_base_by_name(
+def resolve_kb(ports: Ports, workspace: str, ref: str) -> KnowledgeBase:
+    kb = ports.catalog.get_knowledge_base(workspace, ref) or ports.catalog.find_knowledge_base_by_name(
         workspace, ref)
     if kb is None:
         raise NotFound(f"no knowledge base {ref!r} in workspace {workspace!r}")
-    return kb  # type: ignore[no-any-return]
+    return kb
 
 
 def discover(paths: Iterable[Path]) -> list[tuple[Path, str]]:
@@ -78,17 +79,17 @@ def split_front_matter(text: str, kb: KnowledgeBase) -> tuple[str, dict[str, Any
     return text[match.end():], tags
 
 
-def ingest_paths(container: Any, workspace: str, kb_ref: str, paths: list[Path],
+def ingest_paths(ports: Ports, workspace: str, kb_ref: str, paths: list[Path],
                  progress: bool = True) -> dict[str, Any]:
     """Ingest files one document each (unchanged files are skipped by content hash); returns a summary.
 
     Files go in groups: a group's chunks are embedded in full batches first, then each file is written in its
     own transaction, so one bad file fails alone.
     """
-    kb = resolve_kb(container, workspace, kb_ref)
+    kb = resolve_kb(ports, workspace, kb_ref)
     files = discover(paths)
     summary: dict[str, Any] = {"knowledgeBaseId": kb.id, "documents": 0, "chunks": 0, "failed": []}
-    ingest_deps = deps(container)
+    ingest_deps = deps(ports)
     bar = _progress(len(files), progress)
     for start in range(0, len(files), GROUP):
         group = []

@@ -143,9 +143,9 @@ def serve(host: str = "127.0.0.1", port: int = 8787, warm: bool = True) -> None:
     if warm:
         for function in ("search", "ingest", "recall", "snapshot"):
             _handler(function)
-        from agentkb.adapters.factory import get_container
+        from agentkb.composition import get_ports
 
-        get_container().embedder.embed_query("warm up")
+        get_ports().embedder.embed_query("warm up")
     print(f"agentkb serving on http://{host}:{server.server_port} (data: {get_settings().data_dir})", flush=True)
     try:
         server.serve_forever()

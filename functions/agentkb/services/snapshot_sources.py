@@ -6,7 +6,6 @@ a knowledge base the sources ask for but the scope leaves out is never queried a
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -166,17 +165,6 @@ def memory_candidates(request: CreateSnapshotRequest, principal: Principal, deps
     if gate is not None:
         return Gathered([], [("memory", gate)])
     return Gathered([deps.memory(request.scope, principal, source)], [])
-
-
-def recall_available() -> bool:
-    """True when the recall service is part of this build (it ships as its own feature)."""
-    try:
-        importlib.import_module("agentkb.services.recall")
-    except ModuleNotFoundError as exc:
-        if exc.name != "agentkb.services.recall":
-            raise
-        return False
-    return True
 
 
 def _parse_document_uri(uri: str | None) -> tuple[str, str, str] | None:

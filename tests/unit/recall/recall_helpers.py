@@ -118,12 +118,8 @@ class FailingEmbedder(HashEmbedder):
 
 
 @pytest.fixture()
-def fake_embedder(container: Any) -> HashEmbedder:
+def fake_embedder(override_ports: Any) -> HashEmbedder:
     """Swap the model for the hash embedder (unit tests stay fast and deterministic)."""
     embedder = HashEmbedder()
-    container.__dict__["embedder"] = embedder
+    override_ports(embedder=embedder)
     return embedder
-
-
-def use_embedder(container: Any, embedder: Any) -> None:
-    container.__dict__["embedder"] = embedder

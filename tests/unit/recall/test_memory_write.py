@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore
 from tests.conftest import mint
 from tests.unit.recall.recall_helpers import call, memory_body, names, recall, write
 
@@ -78,7 +77,7 @@ def test_entities_and_weighted_relations_land_in_the_one_graph(container: Any, r
                                                              fake_embedder: Any) -> None:
     out = write(rw_key, "ownership", "alice maintains billing", entities={"people": ["Alice"], "repos": ["billing"]},
                 relations=[{"from": "Alice", "to": "billing", "kind": "maintains", "weight": 0.8}])
-    graph = SqliteGraphStore(container.db)
+    graph = container.graph
     kinds = sorted(e.kind for e in graph.entities("ws1", out["entity_ids"]))
     assert kinds == ["person", "repo"]
     edges = graph.neighbours("ws1", out["entity_ids"][:1], 0.0, 10)

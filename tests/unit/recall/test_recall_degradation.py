@@ -17,7 +17,6 @@ from tests.unit.recall.recall_helpers import (
     call,
     recall,
     recall_body,
-    use_embedder,
     write,
 )
 
@@ -29,8 +28,8 @@ def corpus(container: Any, rw_key: str, fake_embedder: Any) -> str:
     return rw_key
 
 
-def _fast_timeout(container: Any, ms: int = 50) -> None:
-    container.settings = container.settings.model_copy(update={"embed_timeout_ms": ms})
+def _fast_timeout(override_ports: Any, container: Any, ms: int = 50) -> None:
+    override_ports(settings=container.settings.model_copy(update={"embed_timeout_ms": ms}))
 
 
 def assert_fts_fallback(out: dict[str, Any], code: str) -> None:
@@ -45,17 +44,17 @@ def assert_fts_fallback(out: dict[str, Any], code: str) -> None:
     (EmbeddingUnavailable("quota", code="oauth_quota"), "oauth_quota"),
     (EmbeddingUnavailable("weird", code="not-a-contract-code"), "embedding_failed"),
 ])
-def test_a_failing_embedder_falls_back_to_fts(container: Any, corpus: str, error: Exception, code: str) -> None:
-    use_embedder(container, FailingEmbedder(error=error))
+def test_a_failing_embedder_falls_back_to_fts(override_ports: Any, corpus: str, error: Exception, code: str) -> None:
+    override_ports(embedder=FailingEmbedder(error=error))
     out = recall(corpus, query="deploy billing")
     assert_fts_fallback(out, code)
     assert out["vec_error"] and "boom" not in out["vec_error"] or code != "embedding_failed"
 
 
-def test_a_hanging_embedder_times_out(container: Any, corpus: str) -> None:
+def test_a_hanging_embedder_times_out(override_ports: Any, container: Any, corpus: str) -> None:
     release = threading.Event()
-    use_embedder(container, FailingEmbedder(hang=release))
-    _fast_timeout(container)
+    override_ports(embedder=FailingEmbedder(hang=release))
+    _fast_timeout(override_ports, container)
     try:
         assert_fts_fallback(recall(corpus, query="deploy billing"), "timeout")
         status, body, headers = call("recall", "/v1/recall", recall_body(query="deploy billing"), corpus,
@@ -66,8 +65,8 @@ def test_a_hanging_embedder_times_out(container: Any, corpus: str) -> None:
         release.set()
 
 
-def test_fail_on_degraded_without_retry_advice_for_permanent_codes(container: Any, corpus: str) -> None:
-    use_embedder(container, FailingEmbedder(error=RuntimeError("down")))
+def test_fail_on_degraded_without_retry_advice_for_permanent_codes(override_ports: Any, corpus: str) -> None:
+    override_ports(embedder=FailingEmbedder(error=RuntimeError("down")))
     status, body, headers = call("recall", "/v1/recall", recall_body(query="deploy"), corpus,
                                  {"failOnDegraded": "true"})
     assert status == 503 and body["error"]["details"]["code"] == "embedding_failed" and "retry-after" not in headers
@@ -82,27 +81,27 @@ def test_operator_requested_fts_only(corpus: str) -> None:
     assert recall(corpus, query="deploy billing", params={"failOnDegraded": "false"})["backend_invoked"] == "local"
 
 
-def test_a_dimension_mismatch_is_backend_mismatch(container: Any, corpus: str) -> None:
+def test_a_dimension_mismatch_is_backend_mismatch(override_ports: Any, corpus: str) -> None:
     class Wider(HashEmbedder):
         def embed_query(self, text: str) -> list[float]:
             return [1.0] + [0.0] * 99
 
-    use_embedder(container, Wider())
+    override_ports(embedder=Wider())
     assert_fts_fallback(recall(corpus, query="deploy billing"), "backend_mismatch")
 
 
-def test_an_empty_vector_is_dim_zero(container: Any, corpus: str) -> None:
+def test_an_empty_vector_is_dim_zero(override_ports: Any, corpus: str) -> None:
     class Empty(HashEmbedder):
         def embed_query(self, text: str) -> list[float]:
             return []
 
-    use_embedder(container, Empty())
+    override_ports(embedder=Empty())
     assert_fts_fallback(recall(corpus, query="deploy billing"), "dim_zero")
 
 
-def test_fts_fallback_still_applies_eligibility(container: Any, corpus: str) -> None:
+def test_fts_fallback_still_applies_eligibility(override_ports: Any, corpus: str) -> None:
     write(corpus, "secret-deploy", "deploy billing code", sensitivity={"contains_code": True})
-    use_embedder(container, FailingEmbedder(error=RuntimeError("down")))
+    override_ports(embedder=FailingEmbedder(error=RuntimeError("down")))
     assert "secret-deploy" not in [i["name"] for i in recall(corpus, query="deploy billing")["results"]]
 
 

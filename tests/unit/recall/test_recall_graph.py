@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore
 from agentkb.models.graph import GraphBatch, RelationRecord
 from agentkb.services.memory_graph import new_entity
 from agentkb.services.recall_graph import expand
@@ -70,7 +69,7 @@ def test_the_request_entities_seed_the_graph_even_without_direct_hits(rw_key: st
 
 
 def test_bfs_caps_neighbours_per_hub(container: Any) -> None:
-    graph = SqliteGraphStore(container.db)
+    graph = container.graph
     hub = new_entity("topic", "hub")
     spokes = [new_entity("person", f"p{i}") for i in range(60)]
     graph.upsert("ws1", GraphBatch(entities=(hub, *spokes), relations=tuple(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentkb.adapters.embedded.local_embedder import local_tokenizer
-from tests.conftest import mint
+from tests.helpers import embedded_db, mint
 from tests.unit.recall.recall_helpers import names, recall, write
 
 
@@ -82,7 +82,8 @@ def test_sensitivity_flags_must_be_declared(rw_key: str, fake_embedder: Any) -> 
 def test_recency_days_limits_to_recent_writes(container: Any, rw_key: str, fake_embedder: Any) -> None:
     write(rw_key, "old", "queue tuning")
     write(rw_key, "new", "queue tuning")
-    container.db.connection().execute("UPDATE memories SET updated_at = updated_at - 40 * 86400 WHERE name = 'old'")
+    embedded_db(container).connection().execute(
+        "UPDATE memories SET updated_at = updated_at - 40 * 86400 WHERE name = 'old'")
     assert set(names(recall(rw_key, query="queue tuning"))) == {"old", "new"}
     assert names(recall(rw_key, query="queue tuning", limits={"recency_days": 30})) == ["new"]
     assert set(names(recall(rw_key, query="queue tuning", limits={"recency_days": 60}))) == {"old", "new"}

@@ -1,4 +1,4 @@
-"""Layering: services never import adapters, api or the outside world; handlers stay thin."""
+"""Layering: services and api never import adapters, adapters never import api, handlers stay thin."""
 
 import ast
 from pathlib import Path
@@ -23,6 +23,19 @@ def imports(path: Path) -> set[str]:
 @pytest.mark.parametrize("path", sorted((ROOT / "agentkb" / "services").glob("*.py")), ids=lambda p: p.name)
 def test_services_do_not_import_adapters(path: Path) -> None:
     bad = {n for n in imports(path) if any(n == f or n.startswith(f + ".") for f in FORBIDDEN_IN_SERVICES)}
+    assert not bad, f"{path.name} imports {bad}"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "agentkb" / "api").glob("*.py")), ids=lambda p: p.name)
+def test_api_does_not_import_adapters(path: Path) -> None:
+    bad = {n for n in imports(path) if n == "agentkb.adapters" or n.startswith("agentkb.adapters.")}
+    assert not bad, f"{path.name} imports {bad}"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "agentkb" / "adapters").rglob("*.py")),
+                         ids=lambda p: p.relative_to(ROOT / "agentkb" / "adapters").as_posix())
+def test_adapters_do_not_import_api(path: Path) -> None:
+    bad = {n for n in imports(path) if any(n == f or n.startswith(f + ".") for f in ("agentkb.api", "agentkb.local"))}
     assert not bad, f"{path.name} imports {bad}"
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from agentkb.adapters.embedded.local_embedder import local_tokenizer
 from agentkb.api.snapshot_routes import snapshot_deps
-from agentkb.api.stores import graph_store
+from agentkb.composition import get_ports
 from agentkb.errors import BadRequest, Conflict, NotFound
 from agentkb.models.domain import Principal
 from agentkb.models.snapshot import CreateSnapshotRequest
@@ -24,7 +24,7 @@ LONG = " ".join(f"Sentence number {i} explains one more detail of how invoices a
 
 
 def build(body: dict[str, Any], principal: Principal = ALICE) -> dict[str, Any]:
-    outcome = create_snapshot(CreateSnapshotRequest.model_validate(body), principal, snapshot_deps())
+    outcome = create_snapshot(CreateSnapshotRequest.model_validate(body), principal, snapshot_deps(get_ports()))
     doc = json.loads(outcome.body)
     assert_contract(doc)
     check_invariants(doc)
@@ -97,7 +97,7 @@ def test_superseded_inline_copy_and_a_document_the_catalog_lost_are_stale(kb_id:
     doc = build(request_body(items=[stale_copy, current_copy]))
     assert [e["reason"] for e in doc["exclusions"]] == ["stale"] and len(doc["items"]) == 1
     # the index still serving a document the catalog no longer has (OpenSearch lags writes and deletes)
-    deps = snapshot_deps()
+    deps = snapshot_deps(get_ports())
     lagging = LaggingCatalog(deps.sources.search.catalog, cited["sourceId"])
     search = dataclasses.replace(deps.sources.search, catalog=lagging)
     deps = dataclasses.replace(deps, sources=dataclasses.replace(deps.sources, search=search))
@@ -143,14 +143,15 @@ def test_same_inputs_same_items_order_and_tokens(kb_id: str) -> None:
 def test_replay_returns_the_stored_bytes_and_a_changed_request_conflicts(kb_id: str, container: Any) -> None:
     body = request_body(kb_id)
     request = CreateSnapshotRequest.model_validate(body)
-    first = create_snapshot(request, ALICE, snapshot_deps())
+    first = create_snapshot(request, ALICE, snapshot_deps(get_ports()))
     make_kb(container, "later", {"new.md": "Failed payments retried are now logged."})  # the index changes
-    second = create_snapshot(request, ALICE, snapshot_deps())
+    second = create_snapshot(request, ALICE, snapshot_deps(get_ports()))
     assert (first.status, second.status) == (201, 200) and first.body == second.body
     snapshot_id = json.loads(first.body)["snapshotId"]
-    assert get_snapshot(snapshot_id, ALICE, snapshot_deps()) == first.body
+    assert get_snapshot(snapshot_id, ALICE, snapshot_deps(get_ports())) == first.body
     with pytest.raises(Conflict):
-        create_snapshot(CreateSnapshotRequest.model_validate({**body, "strategy": "other"}), ALICE, snapshot_deps())
+        create_snapshot(CreateSnapshotRequest.model_validate({**body, "strategy": "other"}), ALICE,
+                        snapshot_deps(get_ports()))
 
 
 def test_other_workspaces_see_nothing(kb_id: str) -> None:
@@ -158,7 +159,7 @@ def test_other_workspaces_see_nothing(kb_id: str) -> None:
     body = request_body(kb_id)
     doc = build(body)
     with pytest.raises(NotFound):
-        get_snapshot(doc["snapshotId"], mallory, snapshot_deps())
+        get_snapshot(doc["snapshotId"], mallory, snapshot_deps(get_ports()))
     with pytest.raises(NotFound):
         build(body, mallory)
     # the same run/attempt ids in another workspace are another snapshot, not a conflict
@@ -180,7 +181,7 @@ def test_graph_source_items(container: Any) -> None:
     proof = {"id": "p1", "provider": "test", "artifact": "src/billing.py", "contentHash": "a" * 64,
              "observedAt": "2025-01-01T00:00:00Z", "freshness": "fresh"}
     old = {**proof, "id": "p2", "freshness": "stale"}
-    upsert_graph(graph_store(), parse_graph_write({"workspaceId": WS, "proofs": [proof, old], "entities": [
+    upsert_graph(get_ports().graph, parse_graph_write({"workspaceId": WS, "proofs": [proof, old], "entities": [
         {"id": "svc:billing", "kind": "service", "label": "billing-api", "identity": {"key": "billing-api"},
          "proofIds": ["p1"]},
         {"id": "svc:billing-old", "kind": "service", "label": "billing-legacy", "identity": {"key": "billing-legacy"},
@@ -219,13 +220,13 @@ def test_invalid_requests(patch: dict[str, Any]) -> None:
 
 
 def write_memory_row(container: Any, name: str, body: str, **extra: Any) -> None:
-    from agentkb.api.stores import graph_store, memory_store
+    from agentkb.composition import get_ports
     from agentkb.models.memory import MemoryWriteRequest
     from agentkb.services.memory import MemoryDeps, write_memory
 
     request = MemoryWriteRequest.model_validate({"workspace_id": WS, "visibility": "workspace", "type": "decision",
                                                  "name": name, "body": body, "confirmed": True, **extra})
-    write_memory(request, ALICE, MemoryDeps(memory_store(), graph_store(), container.embedder))
+    write_memory(request, ALICE, MemoryDeps(get_ports().memories, get_ports().graph, container.embedder))
 
 
 def test_memory_source_items_and_gates(container: Any) -> None:

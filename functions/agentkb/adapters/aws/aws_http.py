@@ -30,6 +30,13 @@ def set_deadline(remaining_ms: int | None, *, margin_ms: int = 1000) -> None:
     _deadline.set(None if remaining_ms is None else time.monotonic() + max(0, remaining_ms - margin_ms) / 1000)
 
 
+class LambdaDeadline:
+    """The InvocationDeadline port: OpenSearch retries end before the invocation does."""
+
+    def set_remaining(self, remaining_ms: int | None) -> None:
+        set_deadline(remaining_ms)
+
+
 def call_deadline(max_call_s: float = MAX_CALL_S) -> float:
     """Monotonic time by which a call (with its retries) must be done."""
     own = time.monotonic() + max_call_s

@@ -15,6 +15,7 @@ from typing import Any
 from agentkb.adapters.aws.aws_errors import store_failure
 
 _lock = threading.Lock()
+ClientFactory = Callable[[], Any]  # returns the process's boto3 client of one service (built on the first call)
 
 
 @cache

@@ -1,0 +1,159 @@
+"""The AWS engine's ports (AGENTKB_BACKEND=aws): DynamoDB, OpenSearch Serverless, Bedrock, Secrets Manager, S3.
+
+Nothing runs at import or construction: boto3 clients, credentials and the signed OpenSearch transport are
+built on first use (clients are factories), then reused for the life of the execution environment. Each method
+imports only its own adapter module, so a function imports only the adapters it uses.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property, partial
+from typing import TYPE_CHECKING
+
+from agentkb.config import ConfigurationError, Settings
+
+if TYPE_CHECKING:
+    from agentkb.adapters.aws.aws_http import JsonClient
+    from agentkb.adapters.aws.dynamodb_catalog import DynamoDbCatalog
+    from agentkb.adapters.aws.dynamodb_tables import ClientFactory
+    from agentkb.composition import Ports
+    from agentkb.ports import (
+        Catalog,
+        Embedder,
+        EmbeddingCache,
+        GraphStore,
+        Idempotency,
+        Index,
+        InvocationDeadline,
+        KeyStore,
+        MemoryStore,
+        ObjectReader,
+        RateLimiter,
+        Reranker,
+        SecretStore,
+        SnapshotStore,
+        Tokenizer,
+    )
+
+
+class AwsBuilder:
+    """Builds each AWS adapter from the deployment's settings (table names, endpoint, models, region)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def _required(self, name: str) -> str:
+        value = getattr(self.settings, name)
+        if not value:
+            raise ConfigurationError(f"AGENTKB_{name.upper()} is required with AGENTKB_BACKEND=aws")
+        return str(value)
+
+    def client(self, service: str, read_timeout_s: float = 10.0, max_attempts: int = 3) -> ClientFactory:
+        """A factory of the process's cached boto3 client (created on the factory's first call)."""
+        from agentkb.adapters.aws.dynamodb_tables import aws_client
+
+        return partial(aws_client, service, self.settings.region, read_timeout_s, max_attempts)
+
+    @cached_property
+    def opensearch(self) -> JsonClient:
+        """The collection's signed JSON client, shared by the document and memory indexes (no I/O until used)."""
+        from agentkb.adapters.aws.aws_http import JsonClient, SigV4Transport
+
+        return JsonClient(SigV4Transport(self._required("opensearch_endpoint"), self._required("region")))
+
+    @cached_property
+    def dynamodb_catalog(self) -> DynamoDbCatalog:
+        """The catalog table, also the index's KB lookup and document registry and the snapshots' version source."""
+        from agentkb.adapters.aws.dynamodb_catalog import DynamoDbCatalog
+
+        return DynamoDbCatalog(self.client("dynamodb"), self._required("catalog_table"))
+
+    def catalog(self, ports: Ports) -> Catalog:
+        return self.dynamodb_catalog
+
+    def index(self, ports: Ports) -> Index:
+        from agentkb.adapters.aws.opensearch_index import OpenSearchIndex
+        from agentkb.models.domain import EmbeddingProfile
+
+        catalog = self.dynamodb_catalog
+        profile = EmbeddingProfile(ports.embedder.model_id, ports.embedder.dimension)
+        return OpenSearchIndex(self.opensearch, catalog, catalog, prefix=self.settings.opensearch_index_prefix,
+                               generation=self.settings.opensearch_generation, default_profile=profile)
+
+    def embedder(self, ports: Ports) -> Embedder:
+        from agentkb.adapters.aws.bedrock import TITAN_V2, BedrockEmbedder
+
+        client = self.client("bedrock-runtime", self.settings.embed_timeout_ms / 1000, max_attempts=2)
+        return BedrockEmbedder(client, self.settings.embedding_model or TITAN_V2,
+                               self.settings.embedding_dimension or 1024)
+
+    def tokenizer(self, ports: Ports) -> Tokenizer:
+        from agentkb.adapters.aws.aws_tokenizer import ApproximateTokenizer
+
+        return ApproximateTokenizer()
+
+    def reranker(self, ports: Ports) -> Reranker:
+        from agentkb.adapters.aws.bedrock import BedrockReranker
+
+        return BedrockReranker(self.client("bedrock-agent-runtime", 10.0, max_attempts=2), self.settings.region,
+                               self.settings.rerank_model_arn)
+
+    def keys(self, ports: Ports) -> KeyStore:
+        from agentkb.adapters.aws.dynamodb_security import DynamoDbKeyStore
+
+        return DynamoDbKeyStore(self.client("dynamodb"), self._required("keys_table"))
+
+    def secrets(self, ports: Ports) -> SecretStore:
+        from agentkb.adapters.aws.aws_secrets import AwsSecretStore
+
+        return AwsSecretStore(self.settings.secret_arn, self.client("secretsmanager"))
+
+    def rate_limiter(self, ports: Ports) -> RateLimiter:
+        from agentkb.adapters.aws.dynamodb_security import DynamoDbRateLimiter
+
+        return DynamoDbRateLimiter(self.client("dynamodb"), self._required("rate_limit_table"))
+
+    def embedding_cache(self, ports: Ports) -> EmbeddingCache:
+        from agentkb.adapters.aws.dynamodb_security import DynamoDbEmbeddingCache
+
+        return DynamoDbEmbeddingCache(self.client("dynamodb"), self._required("catalog_table"))
+
+    def snapshots(self, ports: Ports) -> SnapshotStore:
+        from agentkb.adapters.aws.dynamodb_snapshot import DynamoDbSnapshotStore
+
+        return DynamoDbSnapshotStore(self.client("dynamodb"), self._required("snapshot_table"), self.client("s3"),
+                                     self.settings.bucket, self.dynamodb_catalog)
+
+    def memories(self, ports: Ports) -> MemoryStore:
+        """DynamoDB (the truth) plus, when a collection is configured, the OpenSearch memory legs past ~10k."""
+        from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
+
+        truth = DynamoDbMemoryStore(self.client("dynamodb"), self._required("memory_table"))
+        if not self.settings.opensearch_endpoint:
+            return truth
+        from agentkb.adapters.aws.indexed_memory import IndexedMemoryStore
+        from agentkb.adapters.aws.opensearch_memory import OpenSearchMemoryIndex
+
+        return IndexedMemoryStore(truth, OpenSearchMemoryIndex(
+            self.opensearch, prefix=self.settings.opensearch_index_prefix,
+            generation=self.settings.opensearch_generation))
+
+    def graph(self, ports: Ports) -> GraphStore:
+        from agentkb.adapters.aws.dynamodb_graph import DynamoDbGraphStore
+
+        return DynamoDbGraphStore(self.client("dynamodb"), self._required("graph_table"))
+
+    def idempotency(self, ports: Ports) -> Idempotency:
+        from agentkb.adapters.powertools_idempotency import PowertoolsIdempotency, dynamodb_persistence
+
+        return PowertoolsIdempotency(dynamodb_persistence(self.client("dynamodb"), self._required("idempotency_table")))
+
+    def objects(self, ports: Ports) -> ObjectReader:
+        from agentkb.adapters.aws.s3_objects import S3ObjectReader
+
+        return S3ObjectReader(self.client("s3"))
+
+    def deadline(self, ports: Ports) -> InvocationDeadline:
+        from agentkb.adapters.aws.aws_http import LambdaDeadline
+
+        return LambdaDeadline()

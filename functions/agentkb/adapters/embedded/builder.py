@@ -1,0 +1,131 @@
+"""The embedded engine's ports (AGENTKB_BACKEND=embedded): one SQLite file, the local ONNX model, local files.
+
+Nothing runs before first use: the database opens with the first port that needs it, the model loads with the
+first embedding, and each adapter module is imported by the method that builds its port.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from agentkb.config import Settings
+
+if TYPE_CHECKING:
+    from agentkb.adapters.embedded.sqlite_db import Database
+    from agentkb.composition import Ports
+    from agentkb.ports import (
+        Catalog,
+        Embedder,
+        EmbeddingCache,
+        GraphStore,
+        Idempotency,
+        Index,
+        InvocationDeadline,
+        KeyStore,
+        MemoryStore,
+        ObjectReader,
+        RateLimiter,
+        Reranker,
+        SecretStore,
+        SnapshotStore,
+        Tokenizer,
+    )
+
+
+class EmbeddedBuilder:
+    """Builds each embedded adapter over the one database of `settings.database_path`."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @cached_property
+    def database(self) -> Database:
+        # Every module that registers tables is imported before the first connection: a schema applied later
+        # would run its DDL script (and so a COMMIT) on a connection that might be inside a transaction.
+        import agentkb.adapters.embedded.sqlite_catalog
+        import agentkb.adapters.embedded.sqlite_graph
+        import agentkb.adapters.embedded.sqlite_idempotency
+        import agentkb.adapters.embedded.sqlite_memory
+        import agentkb.adapters.embedded.sqlite_security
+        import agentkb.adapters.embedded.sqlite_snapshot  # noqa: F401
+        from agentkb.adapters.embedded.sqlite_db import open_database
+
+        return open_database(self.settings.database_path)
+
+    def catalog(self, ports: Ports) -> Catalog:
+        from agentkb.adapters.embedded.sqlite_catalog import SqliteCatalog
+
+        return SqliteCatalog(self.database)
+
+    def index(self, ports: Ports) -> Index:
+        from agentkb.adapters.embedded.sqlite_index import SqliteIndex
+
+        return SqliteIndex(self.database)
+
+    def embedder(self, ports: Ports) -> Embedder:
+        from agentkb.adapters.embedded.local_embedder import local_embedder
+
+        return local_embedder()
+
+    def tokenizer(self, ports: Ports) -> Tokenizer:
+        from agentkb.adapters.embedded.local_embedder import local_tokenizer
+
+        return local_tokenizer()
+
+    def reranker(self, ports: Ports) -> Reranker:
+        from agentkb.adapters.embedded.local_basics import UnavailableReranker
+
+        return UnavailableReranker()
+
+    def keys(self, ports: Ports) -> KeyStore:
+        from agentkb.adapters.embedded.sqlite_security import SqliteKeyStore
+
+        return SqliteKeyStore(self.database)
+
+    def secrets(self, ports: Ports) -> SecretStore:
+        from agentkb.adapters.embedded.sqlite_security import FileSecretStore
+
+        return FileSecretStore(self.settings.data_dir)
+
+    def rate_limiter(self, ports: Ports) -> RateLimiter:
+        from agentkb.adapters.embedded.sqlite_security import SqliteRateLimiter
+
+        return SqliteRateLimiter(self.database)
+
+    def embedding_cache(self, ports: Ports) -> EmbeddingCache:
+        from agentkb.adapters.embedded.sqlite_security import SqliteEmbeddingCache
+
+        return SqliteEmbeddingCache(self.database)
+
+    def snapshots(self, ports: Ports) -> SnapshotStore:
+        from agentkb.adapters.embedded.sqlite_snapshot import SqliteSnapshotStore
+
+        return SqliteSnapshotStore(self.database)
+
+    def memories(self, ports: Ports) -> MemoryStore:
+        from agentkb.adapters.embedded.sqlite_memory import SqliteMemoryStore
+
+        return SqliteMemoryStore(self.database)
+
+    def graph(self, ports: Ports) -> GraphStore:
+        from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore
+
+        return SqliteGraphStore(self.database)
+
+    def idempotency(self, ports: Ports) -> Idempotency:
+        from agentkb.adapters.embedded.sqlite_idempotency import SqlitePersistenceLayer
+        from agentkb.adapters.powertools_idempotency import PowertoolsIdempotency
+
+        database = self.database
+        return PowertoolsIdempotency(lambda: SqlitePersistenceLayer(database))
+
+    def objects(self, ports: Ports) -> ObjectReader:
+        from agentkb.adapters.embedded.local_basics import LocalObjectReader
+
+        return LocalObjectReader(self.settings.data_dir / "objects")
+
+    def deadline(self, ports: Ports) -> InvocationDeadline:
+        from agentkb.adapters.embedded.local_basics import NoDeadline
+
+        return NoDeadline()

@@ -1,0 +1,77 @@
+"""Which routers each function serves, and the OpenAPI document of them all (`GET /openapi.json`).
+
+The document is assembled on resolvers of its own, over copies of the routers: serving it never builds the
+function apps (so it needs no re-entrant lock), and each function imports only its own route modules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+from aws_lambda_powertools.event_handler.api_gateway import Router
+
+from agentkb.api.app import build_resolver
+
+router = Router()  # the OpenAPI document's own route, served by the search function
+
+
+def _search() -> list[Router]:
+    from agentkb.api import graph_routes, search_routes
+
+    return [search_routes.router, graph_routes.search_router, router]
+
+
+def _ingest() -> list[Router]:
+    from agentkb.api import graph_routes, ingest_routes, memory_routes
+
+    return [ingest_routes.router, memory_routes.router, graph_routes.ingest_router]
+
+
+def _recall() -> list[Router]:
+    from agentkb.api import recall_routes
+
+    return [recall_routes.router]
+
+
+def _snapshot() -> list[Router]:
+    from agentkb.api import snapshot_routes
+
+    return [snapshot_routes.router]
+
+
+FUNCTION_ROUTERS: dict[str, Callable[[], list[Router]]] = {
+    "search": _search, "ingest": _ingest, "recall": _recall, "snapshot": _snapshot}
+
+
+def function_openapi(function: str) -> dict[str, Any]:
+    """The OpenAPI document of one function's routes."""
+    resolver = build_resolver(APIGatewayRestResolver, FUNCTION_ROUTERS[function]())
+    document: dict[str, Any] = json.loads(resolver.get_openapi_json_schema(title="agentkb", version="1.0.0"))
+    return document
+
+
+@lru_cache(maxsize=1)
+def openapi_document() -> dict[str, Any]:
+    """Every function's routes in one OpenAPI 3 document, with the API-key security scheme."""
+    merged: dict[str, Any] = {}
+    for function in FUNCTION_ROUTERS:
+        doc = function_openapi(function)
+        if not merged:
+            merged = {**doc, "paths": {}, "components": {"schemas": {}}}
+        for path, item in doc.get("paths", {}).items():
+            merged["paths"].setdefault(path, {}).update(item)
+        merged["components"]["schemas"].update(doc.get("components", {}).get("schemas", {}))
+    merged["info"] = {"title": "agentkb", "version": "1.0.0",
+                      "description": "Knowledge search, memory recall, graph search and context snapshots."}
+    merged["components"]["securitySchemes"] = {"apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"}}
+    merged["security"] = [{"apiKey": []}]
+    return merged
+
+
+@router.get("/openapi.json", operation_id="openapi", summary="The OpenAPI 3 document of every route")
+def openapi() -> dict[str, Any]:
+    return openapi_document()

@@ -1,0 +1,73 @@
+"""The composition root: one frozen bundle of ports, built lazily by the builder the settings choose."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+
+from agentkb.adapters.aws.builder import AwsBuilder
+from agentkb.adapters.embedded.builder import EmbeddedBuilder
+from agentkb.adapters.embedded.local_basics import LocalObjectReader
+from agentkb.composition import PortBuilder, PortOverrides, Ports, build_ports, get_ports
+from agentkb.config import get_settings
+from agentkb.errors import BadRequest, NotFound
+
+
+def test_the_settings_choose_one_builder(data_dir: Path) -> None:
+    settings = get_settings()
+    assert isinstance(build_ports(settings).builder, EmbeddedBuilder)
+    assert isinstance(build_ports(settings.model_copy(update={"backend": "aws"})).builder, AwsBuilder)
+
+
+def test_every_port_of_the_bundle_is_built_by_both_builders() -> None:
+    ports = set(PortOverrides.__annotations__)
+    declared = {name for name, _ in inspect.getmembers(PortBuilder, inspect.isfunction) if not name.startswith("_")}
+    assert declared == ports
+    for builder in (EmbeddedBuilder, AwsBuilder):
+        assert ports <= {name for name, _ in inspect.getmembers(builder, inspect.isfunction)}, builder
+    assert ports <= {name for name in vars(Ports) if not name.startswith("_")}
+
+
+def test_nothing_is_opened_before_first_use(data_dir: Path) -> None:
+    # Given a fresh bundle on the embedded engine
+    ports = get_ports()
+    # Then no database file exists until a port that needs it is used
+    assert not ports.settings.database_path.exists()
+    assert ports.reranker.rerank("q", ["p"], "m").status == "unavailable"
+    assert not ports.settings.database_path.exists()
+    ports.catalog.list_knowledge_bases("ws1")
+    assert ports.settings.database_path.exists()
+
+
+def test_a_port_is_built_once_and_the_bundle_is_frozen(data_dir: Path) -> None:
+    ports = get_ports()
+    assert ports.catalog is ports.catalog
+    with pytest.raises(AttributeError, match="frozen"):
+        ports.catalog = ports.catalog  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="frozen"):
+        del ports.index
+
+
+def test_replace_swaps_ports_and_shares_the_built_ones(data_dir: Path) -> None:
+    ports = get_ports()
+    catalog = ports.catalog
+    fake = LocalObjectReader(data_dir / "elsewhere")
+    swapped = ports.replace(objects=fake)
+    assert swapped.objects is fake and swapped.catalog is catalog
+    assert ports.objects is not fake  # the original is untouched
+    tuned = swapped.replace(settings=ports.settings.model_copy(update={"embed_timeout_ms": 7}))
+    assert tuned.settings.embed_timeout_ms == 7 and tuned.objects is fake
+
+
+def test_local_objects_stay_inside_their_bucket(tmp_path: Path) -> None:
+    reader = LocalObjectReader(tmp_path)
+    (tmp_path / "uploads").mkdir()
+    (tmp_path / "uploads" / "a.md").write_bytes(b"hello")
+    assert reader.read_object("uploads", "a.md") == b"hello"
+    with pytest.raises(NotFound):
+        reader.read_object("uploads", "missing.md")
+    for bucket, key in (("uploads", "../secret"), ("..", "x"), ("a/b", "x"), ("", "x")):
+        with pytest.raises(BadRequest):
+            reader.read_object(bucket, key)
