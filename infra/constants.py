@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from agentkb.api.routes_table import ROUTES as API_ROUTES
+
 SERVICE = "agentkb"
 PYTHON_VERSION = "3.11"
 
@@ -152,22 +154,8 @@ FUNCTIONS = (
     ),
 )
 
-# Routes: (method, path, function, authenticated)
-ROUTES = (
-    ("POST", "/api/v2/knowledge/search", "search", True),
-    ("POST", "/v1/graph/search", "search", True),
-    ("GET", "/health", "search", False),
-    ("GET", "/openapi.json", "search", False),
-    ("POST", "/v1/recall", "recall", True),
-    ("POST", "/v1/snapshots", "snapshot", True),
-    ("GET", "/v1/snapshots/{snapshotId}", "snapshot", True),
-    ("POST", "/api/v2/knowledge/bases", "ingest", True),
-    ("GET", "/api/v2/knowledge/bases/{knowledgeBaseId}/tags", "ingest", True),
-    ("POST", "/api/v2/knowledge/bases/{knowledgeBaseId}/documents", "ingest", True),
-    ("DELETE", "/api/v2/knowledge/bases/{knowledgeBaseId}/documents/{documentId}", "ingest", True),
-    ("POST", "/v1/memories", "ingest", True),
-    ("POST", "/v1/graph", "ingest", True),
-)
+# Routes: (method, path, function, authenticated), derived from the API's own route table so the two never drift.
+ROUTES = tuple((r.method, r.path, r.function, r.scope is not None) for r in API_ROUTES)
 # Method throttles tighter than the stage default (writes are the expensive path).
 METHOD_THROTTLES = MappingProxyType(
     {
