@@ -13,7 +13,7 @@ from agentkb.adapters.embedded.sqlite_db import Database
 from agentkb.adapters.embedded.sqlite_memory import SqliteMemoryStore
 from agentkb.models.memory import SENSITIVITY_BITS, VISIBILITY_RANK, MemoryRecord
 from agentkb.models.recall import RecallScope
-from tests.unit.recall.recall_helpers import HashEmbedder
+from tests.unit.recall.fake_embedders import HashEmbedder
 
 NOW = 1_800_000_000.0
 DAY = 86_400.0

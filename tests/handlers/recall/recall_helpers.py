@@ -1,21 +1,18 @@
-"""Recall test helpers: handler calls, contract validators, memory builders, fake embedders."""
+"""Recall test helpers: handler calls, contract validators, memory builders, the fake-embedder fixture."""
 
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
-import threading
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from jsonschema import Draft202012Validator
 
 from agentkb.local.lambda_context import LocalLambdaContext
 from tests.helpers import body_of, response_headers, rest_event
+from tests.unit.recall.fake_embedders import FailingEmbedder, HashEmbedder  # noqa: F401  (re-exported)
 
 ROOT = Path(__file__).resolve().parents[3]
 REQUEST_SCHEMA = json.loads((ROOT / "schemas/recall-request.v1.schema.json").read_text())
@@ -81,40 +78,6 @@ def recall(key: str, expect: int = 200, params: dict[str, str] | None = None, **
 
 def names(response: dict[str, Any], part: str = "results") -> list[str]:
     return [item["name"] for item in response[part]]
-
-
-class HashEmbedder:
-    """Deterministic bag-of-words vectors (fast, no model): texts sharing words are close."""
-
-    model_id = "test-hash"
-    dimension = 64
-
-    def _vector(self, text: str) -> list[float]:
-        v = np.zeros(self.dimension, np.float32)
-        for word in text.lower().split():
-            v[int(hashlib.md5(word.strip(".,:;!?").encode()).hexdigest(), 16) % self.dimension] += 1.0
-        norm = float(np.linalg.norm(v)) or 1.0
-        return (v / norm).tolist()
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._vector(text)
-
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        return [self._vector(t) for t in texts]
-
-
-class FailingEmbedder(HashEmbedder):
-    """Writes embed fine; queries fail with an exception or hang past the timeout."""
-
-    def __init__(self, error: Exception | None = None, hang: threading.Event | None = None) -> None:
-        self.error, self.hang = error, hang
-
-    def embed_query(self, text: str) -> list[float]:
-        if self.hang is not None:
-            self.hang.wait(5)
-        if self.error is not None:
-            raise self.error
-        return super().embed_query(text)
 
 
 @pytest.fixture()

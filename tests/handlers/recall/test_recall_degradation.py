@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import pytest
 
 from agentkb.errors import EmbeddingUnavailable
-from agentkb.services import recall_embed
-from agentkb.services.recall_embed import embed_query_bounded
-from tests.unit.recall.recall_helpers import (
+from tests.handlers.recall.recall_helpers import (
     FailingEmbedder,
     HashEmbedder,
     call,
@@ -103,26 +100,3 @@ def test_fts_fallback_still_applies_eligibility(override_ports: Any, corpus: str
     write(corpus, "secret-deploy", "deploy billing code", sensitivity={"contains_code": True})
     override_ports(embedder=FailingEmbedder(error=RuntimeError("down")))
     assert "secret-deploy" not in [i["name"] for i in recall(corpus, query="deploy billing")["results"]]
-
-
-def test_every_slot_busy_is_slot_exhausted() -> None:
-    release = threading.Event()
-    hanging = FailingEmbedder(hang=release)
-    try:
-        for _ in range(recall_embed.EMBED_SLOTS):
-            with pytest.raises(EmbeddingUnavailable) as timeout:
-                embed_query_bounded(hanging, "q", 0.01)
-            assert timeout.value.code == "timeout" and timeout.value.retryable
-        with pytest.raises(EmbeddingUnavailable) as busy:
-            embed_query_bounded(HashEmbedder(), "q", 1.0)
-        assert busy.value.code == "slot_exhausted"
-    finally:
-        release.set()
-    for _ in range(100):  # the slots come back once the hung calls return
-        try:
-            assert embed_query_bounded(HashEmbedder(), "q", 1.0)
-            break
-        except EmbeddingUnavailable:
-            time.sleep(0.05)
-    else:
-        pytest.fail("slots were not released")

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT, search_validator
 from tests.conftest import mint
+from tests.unit.graph.conftest import ROOT, search_validator
 
 EVENTS = ROOT / "events" / "graph"
 CONTEXT = SimpleNamespace(function_name="fn", memory_limit_in_mb=512, aws_request_id="req-1",

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import mint
-from tests.unit.recall.recall_helpers import call, memory_body, names, recall, write
+from tests.handlers.recall.recall_helpers import call, memory_body, names, recall, write
 
 
 def test_write_returns_201_with_an_integer_memory_id_and_recall_finds_it(rw_key: str, fake_embedder: Any) -> None:

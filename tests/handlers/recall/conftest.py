@@ -1,3 +1,3 @@
 """Recall fixtures (helpers live in recall_helpers.py so test modules can import them by a unique name)."""
 
-from tests.unit.recall.recall_helpers import fake_embedder  # noqa: F401  (re-exported fixture)
+from tests.handlers.recall.recall_helpers import fake_embedder  # noqa: F401  (re-exported fixture)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from agentkb.adapters.embedded.local_embedder import local_tokenizer
+from tests.handlers.recall.recall_helpers import names, recall, write
 from tests.helpers import embedded_db, mint
-from tests.unit.recall.recall_helpers import names, recall, write
 
 
 def test_a_workspace_the_key_cannot_reach_is_404(rw_key: str, fake_embedder: Any) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.recall.recall_helpers import BASE_RECALL, REQUEST_VALIDATOR, RESPONSE_VALIDATOR, call
+from tests.handlers.recall.recall_helpers import BASE_RECALL, REQUEST_VALIDATOR, RESPONSE_VALIDATOR, call
 
 
 def variant(path: str, value: Any) -> dict[str, Any]:

@@ -1,0 +1,36 @@
+"""The bounded query embedding: a hung backend keeps its slot; once every slot is stuck, fail fast."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from agentkb.errors import EmbeddingUnavailable
+from agentkb.services import recall_embed
+from agentkb.services.recall_embed import embed_query_bounded
+from tests.unit.recall.fake_embedders import FailingEmbedder, HashEmbedder
+
+
+def test_every_slot_busy_is_slot_exhausted() -> None:
+    release = threading.Event()
+    hanging = FailingEmbedder(hang=release)
+    try:
+        for _ in range(recall_embed.EMBED_SLOTS):
+            with pytest.raises(EmbeddingUnavailable) as timeout:
+                embed_query_bounded(hanging, "q", 0.01)
+            assert timeout.value.code == "timeout" and timeout.value.retryable
+        with pytest.raises(EmbeddingUnavailable) as busy:
+            embed_query_bounded(HashEmbedder(), "q", 1.0)
+        assert busy.value.code == "slot_exhausted"
+    finally:
+        release.set()
+    for _ in range(100):  # the slots come back once the hung calls return
+        try:
+            assert embed_query_bounded(HashEmbedder(), "q", 1.0)
+            break
+        except EmbeddingUnavailable:
+            time.sleep(0.05)
+    else:
+        pytest.fail("slots were not released")
