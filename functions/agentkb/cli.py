@@ -14,7 +14,7 @@ from pathlib import Path
 
 from agentkb import graph_cli, memory_cli, snapshot_cli
 from agentkb.composition import Ports, get_ports, reset_ports
-from agentkb.config import reset_settings
+from agentkb.config import ConfigurationError, reset_settings
 from agentkb.errors import DomainError
 
 
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
             detail = f" ({exc.details[0].get('path')}: {exc.details[0].get('message')})"
         print(f"error: {exc.message}{detail}", file=sys.stderr)
         return 2
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, ConfigurationError) as exc:  # e.g. AWS settings missing a table name
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
