@@ -41,6 +41,17 @@ def test_nothing_is_opened_before_first_use(data_dir: Path) -> None:
     assert ports.settings.database_path.exists()
 
 
+def test_the_embedded_engine_builds_its_own_adapters(data_dir: Path) -> None:
+    ports = get_ports()
+    names = {name: type(getattr(ports, name)).__name__ for name in PortOverrides.__annotations__}
+    assert names == {"catalog": "SqliteCatalog", "index": "SqliteIndex", "embedder": "LocalEmbedder",
+                     "tokenizer": "WordPieceTokenizer", "reranker": "UnavailableReranker", "keys": "SqliteKeyStore",
+                     "secrets": "FileSecretStore", "rate_limiter": "SqliteRateLimiter",
+                     "embedding_cache": "SqliteEmbeddingCache", "snapshots": "SqliteSnapshotStore",
+                     "memories": "SqliteMemoryStore", "graph": "SqliteGraphStore",
+                     "idempotency": "PowertoolsIdempotency", "objects": "LocalObjectReader", "deadline": "NoDeadline"}
+
+
 def test_a_port_is_built_once_and_the_bundle_is_frozen(data_dir: Path) -> None:
     ports = get_ports()
     assert ports.catalog is ports.catalog
