@@ -1,7 +1,5 @@
 """Graph routes: `POST /v1/graph/search` (search function) and `POST /v1/graph` (ingest function)."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Depends

@@ -1,7 +1,5 @@
 """Routes of the ingest function for agent memory: `POST /v1/memories`."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Depends, Response

@@ -1,7 +1,5 @@
 """Routes of the recall function: `POST /v1/recall`."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import Depends, Response

@@ -1,7 +1,5 @@
 """Routes of the search function: knowledge search and health."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Depends, Response

@@ -1,7 +1,5 @@
 """Routes of the snapshot function: `POST /v1/snapshots` (build or replay) and `GET /v1/snapshots/{snapshotId}`."""
 
-from __future__ import annotations
-
 import dataclasses
 import re
 from typing import Annotated, Any
