@@ -88,10 +88,10 @@ def main() -> None:
                            "POWERTOOLS_METRICS_DISABLED": "true", "POWERTOOLS_TRACE_DISABLED": "true"})
         import anyio
 
-        from agentkb.adapters.factory import get_container
+        from agentkb.composition import get_ports
         from agentkb.local.demo import setup
 
-        state = setup(get_container())
+        state = setup(get_ports())
         key, kb = state["key"], state["kb"].id
         time_handler(key, kb, 10)  # warm the model and the caches
         result = {"bench": "mcp", "calls": args.calls, "handler": time_handler(key, kb, args.calls),

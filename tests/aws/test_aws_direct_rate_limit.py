@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from aws_backend import AwsBackend
 
-from agentkb.adapters.factory import reset_container
+from agentkb.composition import reset_ports
 from agentkb.config import reset_settings
 from tests.helpers import invoke
 
@@ -14,7 +14,7 @@ def test_direct_invocations_are_rate_limited_per_principal(aws_backend: AwsBacke
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTKB_RATE_LIMIT_PER_MINUTE", "2")
     reset_settings()
-    reset_container()
+    reset_ports()
     svc = {"id": "svc", "workspaces": ["ws1"], "scopes": ["api:read"]}
     event = {"operation": "searchGraph", "principal": svc, "body": {"workspaceId": "ws1", "query": "billing-api"}}
     results = [invoke("search", event) for _ in range(3)]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentkb.adapters.factory import get_container, reset_container
+from agentkb.composition import get_ports, reset_ports
 from agentkb.config import reset_settings
 from tests.mcp.support import ENV
 
@@ -30,10 +30,10 @@ def seeded_dir(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
         for name, value in {**ENV, "AGENTKB_DATA_DIR": str(data_dir)}.items():
             patch.setenv(name, value)
         reset_settings()
-        reset_container()
-        state = setup(get_container())
+        reset_ports()
+        state = setup(get_ports())
         reset_settings()
-        reset_container()
+        reset_ports()
     return Seeded(data_dir, state["key"], state["kb"].id)
 
 
@@ -44,7 +44,7 @@ def seeded(seeded_dir: Seeded, monkeypatch: pytest.MonkeyPatch) -> Iterator[Seed
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AGENTKB_RATE_LIMIT_PER_MINUTE", raising=False)
     reset_settings()
-    reset_container()
+    reset_ports()
     yield seeded_dir
     reset_settings()
-    reset_container()
+    reset_ports()

@@ -11,7 +11,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client, MCPError
 
-from agentkb.adapters.factory import get_container, reset_container
+from agentkb.composition import get_ports, reset_ports
 from agentkb.config import reset_settings
 from agentkb.mcp.backends import InProcessApi
 from agentkb.mcp.cli import _workspaces_of
@@ -163,9 +163,9 @@ def test_unknown_tool_is_a_protocol_error_and_the_session_keeps_serving(seeded: 
 
 
 def test_scope_reach_and_key_errors(seeded: Seeded) -> None:
-    container = get_container()
-    reader = mint(container, ["demo"], ["api:read"], "reader")
-    outsider = mint(container, ["elsewhere"], ["api:read", "api:write"], "outsider")
+    ports = get_ports()
+    reader = mint(ports, ["demo"], ["api:read"], "reader")
+    outsider = mint(ports, ["elsewhere"], ["api:read", "api:write"], "outsider")
     denied = envelope(call(reader, "write_memory", {"type": "note", "name": "n", "body": "b"}), "FORBIDDEN")
     assert denied["details"]["code"] == "INSUFFICIENT_SCOPE"
     assert not call(reader, "search_graph", {"query": "billing-api"}).is_error
@@ -176,7 +176,7 @@ def test_scope_reach_and_key_errors(seeded: Seeded) -> None:
 
 
 def test_the_workspace_is_implied_only_when_the_key_reaches_exactly_one(seeded: Seeded) -> None:
-    two = mint(get_container(), ["demo", "other"], ["api:read"], "two")
+    two = mint(get_ports(), ["demo", "other"], ["api:read"], "two")
     missing = envelope(call(two, "search_graph", {"query": "billing-api"}), "BAD_REQUEST")
     assert missing["details"][0]["path"] == "workspaceId"
     assert not call(two, "search_graph", {"workspaceId": "demo", "query": "billing-api"}).is_error
@@ -188,8 +188,8 @@ def test_the_per_key_rate_limit_answers_rate_limited_with_a_retry_hint(seeded: S
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTKB_RATE_LIMIT_PER_MINUTE", "2")
     reset_settings()
-    reset_container()
-    key = mint(get_container(), ["demo"], ["api:read"], "limited")
+    reset_ports()
+    key = mint(get_ports(), ["demo"], ["api:read"], "limited")
 
     async def body(client: Client) -> list[Any]:
         return [await client.call_tool("search_graph", {"query": "billing-api"}) for _ in range(3)] + [

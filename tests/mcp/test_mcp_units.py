@@ -17,10 +17,11 @@ from mcp import Client, StdioServerParameters
 
 from agentkb.local.demo import _print_mcp
 from agentkb.mcp.backends import HttpApi
+from agentkb.mcp.calls import ApiRequest
 from agentkb.mcp.render import error, recall
 from agentkb.mcp.schemas import fill_defaults
 from agentkb.mcp.server import presented_key
-from agentkb.mcp.tools import BY_NAME, CREATE_SNAPSHOT, LIST_KNOWLEDGE_BASES, RECALL, ApiRequest
+from agentkb.mcp.tools import BY_NAME, CREATE_SNAPSHOT, LIST_KNOWLEDGE_BASES, RECALL
 from tests.mcp.conftest import Seeded
 from tests.mcp.support import structured, subprocess_env
 
@@ -109,9 +110,9 @@ def test_renderings_of_errors_and_degraded_recall() -> None:
 
 def test_the_printed_client_configuration_starts_a_working_server(seeded: Seeded, capsys: pytest.CaptureFixture[str]
                                                                   ) -> None:
-    from agentkb.adapters.factory import get_container
+    from agentkb.composition import get_ports
 
-    _print_mcp(get_container(), seeded.key)
+    _print_mcp(get_ports(), seeded.key)
     out = capsys.readouterr().out
     assert f"claude mcp add agentkb --env AGENTKB_KEY={seeded.key} -- " in out
     entry = json.loads(out[out.index("{"):out.rindex("}") + 1])["mcpServers"]["agentkb"]

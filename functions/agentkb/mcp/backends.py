@@ -10,39 +10,16 @@ import json
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import urlencode
 
 from agentkb.errors import DomainError, ServiceUnavailable, error_envelope
-from agentkb.mcp.tools import ApiRequest
-
-JSON = "application/json"
-USER_AGENT = "agentkb-mcp"
-
-
-@dataclass(frozen=True)
-class ApiResponse:
-    status: int
-    headers: dict[str, str]  # lower-case names
-    body: Any
+from agentkb.mcp.calls import ApiRequest, ApiResponse, api_headers, api_target
 
 
 class Api(Protocol):
     """One API call with the caller's key (None: no key, the gate answers 401)."""
 
     def call(self, request: ApiRequest, key: str | None) -> ApiResponse: ...
-
-
-def api_target(request: ApiRequest) -> str:
-    return request.path + (f"?{urlencode(request.query)}" if request.query else "")
-
-
-def api_headers(key: str | None) -> dict[str, str]:
-    headers = {"Content-Type": JSON, "Accept": JSON, "User-Agent": USER_AGENT}
-    if key:
-        headers["X-API-Key"] = key
-    return headers
 
 
 def _decode(raw: bytes | str | None) -> Any:

@@ -13,8 +13,7 @@ from agentkb.api.gate import check_request, rate_headers
 from agentkb.api.routes_table import READ, RouteSpec
 from agentkb.errors import BadRequest, DomainError, NotFound
 from agentkb.local.server import to_rest_event
-from agentkb.mcp.backends import ApiResponse, api_headers, api_target
-from agentkb.mcp.tools import ApiRequest
+from agentkb.mcp.calls import ApiRequest, ApiResponse, api_headers, api_target
 
 ROUTE = RouteSpec("listKnowledgeBases", "GET", "/api/v2/knowledge/bases", "ingest", READ)
 MAX_PAGE = 200

@@ -17,7 +17,8 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from agentkb.mcp.backends import Api, ApiResponse
+from agentkb.mcp.backends import Api
+from agentkb.mcp.calls import ApiResponse
 from agentkb.mcp.render import RENDERERS, error
 from agentkb.mcp.tools import BY_NAME, TOOLS, ToolSpec
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agentkb.mcp.calls import ApiRequest
 from agentkb.mcp.schemas import fill_defaults, make_optional, model_input_schema
 from agentkb.models.graph import GraphSearchRequest
 from agentkb.models.memory import MemoryWriteRequest
@@ -17,14 +18,6 @@ from agentkb.models.search import KnowledgeSearchRequest
 from agentkb.models.snapshot import CreateSnapshotRequest
 
 WORKSPACE_NOTE = "Optional when the API key reaches exactly one workspace (that one is used)."
-
-
-@dataclass(frozen=True)
-class ApiRequest:
-    method: str
-    path: str
-    query: dict[str, str] | None
-    body: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
