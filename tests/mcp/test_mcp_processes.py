@@ -158,3 +158,18 @@ def test_streamable_http_without_a_key_is_unauthorized(mcp_http: str) -> None:
                                                                                      "query": "billing-api"}))
     assert result.is_error and structured(result)["error"]["code"] == "UNAUTHORIZED"
 
+
+
+def test_streamable_http_in_front_of_a_running_api(seeded_dir: Seeded, api_base: str) -> None:
+    """`--http --url`: a networked MCP door for a remote API, each client's key passed through to it."""
+    env = subprocess_env(seeded_dir.data_dir)
+    proc, url = started(agentkb_command("mcp", "--http", "--port", "0", "--url", api_base, "--workspace", "demo"),
+                        env, r"(http://127\.0\.0\.1:\d+/mcp)")
+    try:
+        hits = over_http(url, {"Authorization": f"Bearer {seeded_dir.key}"}, lambda client: client.call_tool(
+            "search_knowledge", {"knowledgeBaseIds": seeded_dir.kb, "query": "reset my password", "topK": 2}))
+        anonymous = over_http(url, {}, lambda client: client.call_tool("search_graph", {"query": "billing-api"}))
+    finally:
+        stop(proc)
+    assert structured(hits)["data"]["results"][0]["documentName"] == "password-reset.md"
+    assert anonymous.is_error and structured(anonymous)["error"]["code"] == "UNAUTHORIZED"
