@@ -1,4 +1,4 @@
-"""The `agentkb` command line: serve, keys, kb, ingest, demo, graph, snapshot, memory.
+"""The `agentkb` command line: serve, keys, kb, ingest, demo, graph, snapshot, memory, mcp.
 
 Every command is `func(args, ports)`: `main` applies `--data-dir`, then hands each command the configured
 engine's bundle (composition.get_ports), so a command acts on the embedded or the AWS engine alike.
@@ -16,6 +16,7 @@ from agentkb import graph_cli, memory_cli, snapshot_cli
 from agentkb.composition import Ports, get_ports, reset_ports
 from agentkb.config import ConfigurationError, reset_settings
 from agentkb.errors import DomainError
+from agentkb.mcp import cli as mcp_cli
 
 
 def _use_data_dir(args: argparse.Namespace) -> None:
@@ -128,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--port", type=int, default=8787)
     demo.set_defaults(func=_cmd_demo)
 
-    for group in (graph_cli, snapshot_cli, memory_cli):
+    for group in (graph_cli, snapshot_cli, memory_cli, mcp_cli):
         group.register(sub)
     return parser
 

@@ -89,3 +89,8 @@ def metrics_enabled() -> bool:
 def reset_settings() -> None:
     """Forget the cached settings (tests and the CLI's --data-dir)."""
     get_settings.cache_clear()
+
+
+def client_api_key() -> str | None:
+    """AGENTKB_KEY: the API key a client command (`agentkb mcp`) presents; a secret, so never part of Settings."""
+    return os.environ.get("AGENTKB_KEY", "").strip() or None

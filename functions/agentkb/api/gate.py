@@ -85,6 +85,14 @@ def rate_headers(decision: RateDecision) -> dict[str, str]:
             "X-RateLimit-Reset": reset}
 
 
+def rate_identity(principal: Principal, direct: bool) -> str:
+    """Whose per-minute budget a request spends: an API key's id over HTTP; `direct:<principal id>` for a direct
+    invocation (`direct:service` when the payload names no principal), a namespace no key id can collide with."""
+    if direct:
+        return f"direct:{principal.id}"
+    return principal.key_id or principal.id
+
+
 def check_request(event: dict[str, Any], route: RouteSpec, ports: Ports,
                   direct_principal: Principal | None) -> tuple[Principal | None, RateDecision | None]:
     """Everything decided before parsing; returns the principal and rate decision, or raises a DomainError."""
@@ -100,15 +108,13 @@ def check_request(event: dict[str, Any], route: RouteSpec, ports: Ports,
         if direct_principal is not None:
             principal = direct_principal
         else:
-            headers = event.get("headers") or {}
-            presented = header(headers, "x-api-key")
-            principal = authenticate(ports.keys, ports.secrets, presented)
-            decision = ports.rate_limiter.hit(principal.key_id or principal.id,
-                                             ports.settings.rate_limit_per_minute, time.time())
-            if not decision.allowed:
-                retry = str(decision.retry_after_s)
-                raise RateLimited(details={"retryAfter": rate_headers(decision)["X-RateLimit-Reset"]},
-                                  headers={"Retry-After": retry, **rate_headers(decision)})
+            principal = authenticate(ports.keys, ports.secrets, header(event.get("headers"), "x-api-key"))
+        decision = ports.rate_limiter.hit(rate_identity(principal, direct_principal is not None),
+                                          ports.settings.rate_limit_per_minute, time.time())
+        if not decision.allowed:
+            retry = str(decision.retry_after_s)
+            raise RateLimited(details={"retryAfter": rate_headers(decision)["X-RateLimit-Reset"]},
+                              headers={"Retry-After": retry, **rate_headers(decision)})
     try:
         if principal is not None and route.scope is not None:
             require_scope(principal, route.scope)

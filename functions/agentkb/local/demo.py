@@ -114,3 +114,17 @@ def run_demo(ports: Ports, host: str, port: int) -> None:
         print(f"# {title}\n{command}\n")
     print(f"# Health and the OpenAPI document (no key)\ncurl -s {base}/health\n"
           f"curl -s {base}/openapi.json | head -c 300\n")
+    _print_mcp(ports, state["key"])
+
+
+def _print_mcp(ports: Ports, key: str) -> None:
+    """The MCP client configurations beside the curls (see docs/mcp.md); nothing when the SDK is absent."""
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:  # the SDK comes with the local extra (make install)
+        return
+    from agentkb.mcp.snippets import client_configs
+
+    print("# Use from an agent (MCP): `agentkb mcp` on stdio, see docs/mcp.md")
+    for title, text in client_configs(Path(ports.settings.data_dir), key):
+        print(f"# {title}\n{text}\n")

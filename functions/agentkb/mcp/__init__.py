@@ -1,0 +1,1 @@
+"""`agentkb mcp`: agentkb's tools for agents over the Model Context Protocol (stdio or streamable HTTP)."""

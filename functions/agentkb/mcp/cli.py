@@ -1,0 +1,108 @@
+"""`agentkb mcp`: serve the MCP tools on stdio (the default) or streamable HTTP (`--http`).
+
+`--data-dir` (or AGENTKB_DATA_DIR, or .agentkb/) serves the embedded engine in this process; `--url` calls a
+running agentkb API. On stdio the key is AGENTKB_KEY; over HTTP each request brings its own key
+(`X-API-Key` or `Authorization: Bearer`), so one server can serve several agents without sharing a key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentkb.errors import DomainError
+
+if TYPE_CHECKING:
+    from agentkb.composition import Ports
+
+STDIO_NEEDS_KEY = "AGENTKB_KEY is not set: export the API key the MCP server should present (agentkb keys create)"
+
+
+def register(sub: Any) -> None:
+    """Add `agentkb mcp` to the agentkb CLI's subparsers."""
+    mcp = sub.add_parser("mcp", help="MCP server for agents (stdio; --http for streamable HTTP)",
+                         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mcp.add_argument("--data-dir", type=Path, help="data directory (default .agentkb/ or AGENTKB_DATA_DIR)")
+    mcp.add_argument("--url", help="call a running agentkb API at this base URL instead of the local engine")
+    mcp.add_argument("--workspace", help="workspace used when a tool call names none (default: the key's only one)")
+    mcp.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
+    mcp.add_argument("--host", default="127.0.0.1", help="--http bind address (default loopback)")
+    mcp.add_argument("--port", type=int, default=8788, help="--http port (0 = any free port)")
+    mcp.set_defaults(func=run)
+
+
+def _workspaces_of(key: str) -> tuple[str, ...] | None:
+    """The workspaces a key reaches, read from the local key store (None for an unknown or revoked key)."""
+    from agentkb.composition import get_ports
+    from agentkb.services.auth import authenticate
+
+    ports = get_ports()
+    try:
+        return authenticate(ports.keys, ports.secrets, key).workspaces
+    except DomainError:
+        return None
+
+
+def build_runner(args: argparse.Namespace) -> Any:
+    from agentkb.mcp.backends import HttpApi, InProcessApi
+    from agentkb.mcp.server import ToolRunner
+
+    if args.url:
+        return ToolRunner(HttpApi(args.url), args.workspace)
+    return ToolRunner(InProcessApi(), args.workspace, _workspaces_of)
+
+
+def run(args: argparse.Namespace, ports: Ports) -> int:
+    """Serve until stdin closes (stdio) or the process is stopped (HTTP)."""
+    from agentkb.config import client_api_key
+
+    if args.url and args.data_dir:
+        raise ValueError("--url and --data-dir are exclusive: serve a remote API or the local engine, not both")
+    key = client_api_key()
+    if not args.http and key is None:
+        raise ValueError(STDIO_NEEDS_KEY)
+    runner = build_runner(args)
+    if not args.url and key is not None and _workspaces_of(key) is None and not args.http:
+        raise ValueError("AGENTKB_KEY is not a valid key of this data directory (unknown or revoked)")
+    import anyio
+
+    if args.http:
+        anyio.run(serve_http, runner, args.host, args.port)
+    else:
+        anyio.run(serve_stdio, runner, key)
+    return 0
+
+
+async def serve_stdio(runner: Any, key: str | None) -> None:
+    from mcp.server.stdio import stdio_server
+
+    from agentkb.mcp.server import build_server
+
+    server = build_server(runner, key)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def serve_http(runner: Any, host: str, port: int) -> None:
+    """Streamable HTTP at http://HOST:PORT/mcp (stateless, JSON responses); the bound address on stdout first."""
+    import uvicorn
+
+    from agentkb.mcp.server import build_server
+
+    app = build_server(runner, None).streamable_http_app(host=host, stateless_http=True, json_response=True)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    print(f"agentkb MCP (streamable HTTP) on http://{shown}:{bound}/mcp", flush=True)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    try:
+        await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        sock.close()
+        sys.stdout.flush()

@@ -1,0 +1,118 @@
+"""Tool input schemas generated from our pydantic request models, shaped for MCP clients.
+
+The schema an agent sees is the request model's own JSON Schema (types, enums, limits), with `$ref`s inlined
+(some clients do not follow them), pydantic's union-level `ge`/`le` turned into JSON Schema keywords, the
+fields the tool fills in itself (defaults, the implied workspace, generated ids) made optional, and a
+description on every top-level property. It documents; it does not gate: the API validates every call.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+_KEYWORD_FIXES = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}
+
+
+def _inline(node: Any, defs: Mapping[str, Any]) -> Any:
+    """Replace every `{"$ref": "#/$defs/X"}` by a copy of X (our request models are not recursive)."""
+    if isinstance(node, list):
+        return [_inline(item, defs) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        merged = {**defs[ref.removeprefix("#/$defs/")], **{k: v for k, v in node.items() if k != "$ref"}}
+        return _inline(merged, defs)
+    return {k: _inline(v, defs) for k, v in node.items() if k != "$defs"}
+
+
+def _tidy(node: Any, parent_key: str = "") -> None:
+    """Standard keywords for pydantic's union-level bounds; no auto-generated per-field titles."""
+    if isinstance(node, list):
+        for item in node:
+            _tidy(item)
+        return
+    if not isinstance(node, dict):
+        return
+    for old, new in _KEYWORD_FIXES.items():
+        if old in node and new not in node and parent_key != "properties":
+            node[new] = node.pop(old)
+    if parent_key != "properties":
+        node.pop("title", None)
+    for key, value in node.items():
+        _tidy(value, key)
+
+
+def _optional(schema: dict[str, Any], field: str) -> None:
+    required = [name for name in schema.get("required", []) if name != field]
+    if required:
+        schema["required"] = required
+    else:
+        schema.pop("required", None)
+
+
+def apply_defaults(schema: dict[str, Any], defaults: Mapping[str, Any]) -> None:
+    """Mark each defaulted field optional with its default; nested objects get their fields' defaults."""
+    properties = schema.get("properties", {})
+    for field, value in defaults.items():
+        prop = properties.get(field)
+        if prop is None:
+            continue
+        _optional(schema, field)
+        if isinstance(value, dict):
+            apply_defaults(prop, value)
+        else:
+            prop["default"] = value
+
+
+def _at(schema: dict[str, Any], path: tuple[str, ...]) -> tuple[dict[str, Any], str] | None:
+    node = schema
+    for name in path[:-1]:
+        node = node.get("properties", {}).get(name, {})
+    return (node, path[-1]) if path[-1] in node.get("properties", {}) else None
+
+
+def make_optional(schema: dict[str, Any], path: tuple[str, ...], note: str) -> None:
+    """A field the tool fills in when it is omitted: optional, its description says how it is filled."""
+    found = _at(schema, path)
+    if found is None:
+        return
+    parent, field = found
+    _optional(parent, field)
+    prop = parent["properties"][field]
+    prop["description"] = f"{prop.get('description', '').rstrip('.')}. {note}".lstrip(". ")
+
+
+def describe(schema: dict[str, Any], descriptions: Mapping[str, str]) -> None:
+    """Descriptions by dotted path (`scope.workspaceId`) for fields whose model has none."""
+    for dotted, text in descriptions.items():
+        found = _at(schema, tuple(dotted.split(".")))
+        if found is not None:
+            found[0]["properties"][found[1]].setdefault("description", text)
+
+
+def model_input_schema(model: type[BaseModel], *, descriptions: Mapping[str, str],
+                       defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """The MCP input schema of a request model (a fresh dict each call)."""
+    raw = model.model_json_schema(by_alias=True)
+    schema: dict[str, Any] = _inline(copy.deepcopy(raw), raw.get("$defs", {}))
+    _tidy(schema)
+    describe(schema, descriptions)
+    apply_defaults(schema, defaults)
+    schema["type"] = "object"
+    return schema
+
+
+def fill_defaults(arguments: dict[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """Arguments with the tool's defaults added where absent (nested objects merged, given values win)."""
+    out = dict(arguments)
+    for field, value in defaults.items():
+        if field not in out:
+            out[field] = copy.deepcopy(value)
+        elif isinstance(value, dict) and isinstance(out[field], dict):
+            out[field] = fill_defaults(out[field], value)
+    return out
