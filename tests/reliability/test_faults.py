@@ -264,3 +264,20 @@ def test_crash_mid_ingest_leaves_nothing_half_indexed_and_a_retry_completes(
     assert db.execute("SELECT COUNT(*) FROM chunks WHERE content LIKE '%VPN client%'").fetchone()[0] == chunk_count
     status, found, _ = search(keys["akb_test_replay_key"], query="VPN tunnel")
     assert status == 200 and found["data"]["results"][0]["documentName"] == "vpn.md"
+
+
+def test_functions_never_resolve_concurrently_in_one_process(keys: dict[str, str], container: Any) -> None:
+    # Powertools keeps the current event on the BaseRouter class: two functions resolving at once in the threaded
+    # local gateway swapped request bodies. Every function shares one resolve lock, and mixed concurrent
+    # traffic over four functions answers each request with its own body.
+    from agentkb.api.app import RESOLVE_LOCK
+    from agentkb.api.functions import APPS
+
+    assert all(APPS[name]()._lock is RESOLVE_LOCK for name in APPS)
+    key = keys["akb_test_replay_key"]
+    requests = [("/v1/recall", RECALL), (SEARCH, {"workspaceId": WS, "knowledgeBaseIds": [KB], "query": "reset"}),
+                ("/v1/memories", {"workspace_id": WS, "visibility": "workspace", "type": "note", "name": "race",
+                                  "body": "A note written while other functions resolve."})]
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        answers = list(pool.map(lambda i: call(*requests[i % 3], key)[:2], range(60)))
+    assert [(s, b) for s, b in answers if s >= 400] == []

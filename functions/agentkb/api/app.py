@@ -102,6 +102,14 @@ def _resolver(cls: type[ApiGatewayResolver], routers: Sequence[Router],
     return app
 
 
+# Powertools keeps the request being resolved on the BaseRouter CLASS (BaseRouter.current_event), shared by every
+# resolver in the process: two functions resolving at once in the threaded local gateway validated one request
+# with the other's body (bench/load.py saw a recall answer 400: the fields of another route's body). So
+# one resolve at a time per process, across functions. Lambda runs one request per process anyway.
+# Re-entrant, so that no route can deadlock itself by resolving through another function in the same process.
+RESOLVE_LOCK = threading.RLock()
+
+
 class FunctionApp:
     """The API of one Lambda function, callable with REST v1, HTTP v2 or direct-invocation events.
 
@@ -117,7 +125,7 @@ class FunctionApp:
         self._routers = tuple(routers)
         self.dependency_overrides: dict[Callable[..., Any], Callable[..., Any]] = {}
         self.rest = _resolver(APIGatewayRestResolver, routers, self.dependency_overrides)
-        self._lock = threading.Lock()
+        self._lock = RESOLVE_LOCK
 
     @cached_property
     def http(self) -> ApiGatewayResolver:
