@@ -22,8 +22,11 @@ FORBIDDEN_DISTRIBUTIONS = frozenset({"onnxruntime", "tokenizers", "torch", "sent
 MAX_UNZIPPED_BYTES = 100 * 1024 * 1024  # leaves head-room under Lambda's 250 MB (function + layers)
 PIP_PLATFORM = "manylinux2014_x86_64"
 
-# Powertools for AWS Lambda (Python) publishes its layer ARN as a public SSM parameter.
-POWERTOOLS_LAYER_PARAMETER = "/aws/service/powertools/python/x86_64/python3.11/latest"
+# Powertools for AWS Lambda (Python) publishes each release's layer ARN as a public SSM parameter. The version is
+# the one pyproject pins and the tests run on (tests/infra holds the three equal), never `latest`: a deploy
+# must not pick up a Powertools the code was not tested with. A missing parameter fails the deploy loudly.
+POWERTOOLS_VERSION = "3.37.0"
+POWERTOOLS_LAYER_PARAMETER = f"/aws/service/powertools/python/x86_64/python3.11/{POWERTOOLS_VERSION}"
 
 # Context keys (cdk.json "context" or `cdk synth -c key=value`) and their defaults.
 CTX_STAGE = "stage"
@@ -121,6 +124,9 @@ class FunctionSpec:
     memory_mb: int
     timeout_s: int
     tables: dict[str, str]  # table -> "r" | "rw"
+    # Reserved concurrency: a cap (one function's flood cannot starve the others or the account) and a
+    # guarantee. 100 in all: the account keeps 100 unreserved, so a deploy needs a concurrency quota >= 200.
+    reserved_concurrency: int = 20
     aoss_write: bool = False
     rerank: bool = False
     bucket: str = ""  # "" | "r" | "rw"
@@ -132,7 +138,8 @@ class FunctionSpec:
 
 FUNCTIONS = (
     FunctionSpec(
-        "search", 1024, 15, {"catalog": "r", "graph": "r", "keys": "r", "rate_limit": "rw"}, rerank=True
+        "search", 1024, 15, {"catalog": "r", "graph": "r", "keys": "r", "rate_limit": "rw"}, rerank=True,
+        reserved_concurrency=40,
     ),
     FunctionSpec("recall", 1024, 15, {"memory": "r", "graph": "r", "keys": "r", "rate_limit": "rw"}),
     FunctionSpec(
@@ -187,6 +194,8 @@ API_KEY_HEADER = "x-api-key"
 QUEUE_VISIBILITY_TIMEOUT_S = 6 * 60  # >= 6 x ingest timeout, the Lambda/SQS recommendation
 QUEUE_MAX_RECEIVE_COUNT = 5
 QUEUE_BATCH_SIZE = 10
+# The queue consumer may take at most half of the ingest function's reserved concurrency: API writes keep the rest.
+QUEUE_MAX_CONCURRENCY = 10
 DLQ_RETENTION_DAYS = 14
 
 # Observability

@@ -103,12 +103,18 @@ class IdempotencyKeyReused(Conflict):
 
 
 class DependencyError(Exception):
-    """Raised by adapters when a dependency (model, index, store) fails; services decide how to degrade."""
+    """Raised by adapters when a dependency (model, index, store) fails; services decide how to degrade.
 
-    def __init__(self, message: str, *, code: str = "dependency_failed", retryable: bool = False):
+    `retryable`: the same call may succeed later (throttling, a timeout, a 5xx from the service, a lost
+    connection). Anything else (a rejected request, denied access, a missing table) is permanent.
+    """
+
+    def __init__(self, message: str, *, code: str = "dependency_failed", retryable: bool = False,
+                 retry_after_s: int | None = None):
         super().__init__(message)
         self.code = code
         self.retryable = retryable
+        self.retry_after_s = retry_after_s
 
 
 class WriteConflict(DependencyError):
@@ -120,3 +126,17 @@ class WriteConflict(DependencyError):
 
 class EmbeddingUnavailable(DependencyError):
     """The embedder failed or timed out. `code` is one of recall's vec_degraded codes."""
+
+
+DEPENDENCY_RETRY_AFTER_S = 5
+
+
+def dependency_failure(exc: DependencyError) -> DomainError:
+    """The one public answer to a dependency failure that no service degraded around.
+
+    Retryable: 503 + Retry-After. Permanent: 500 INTERNAL_ERROR, because a Retry-After would invite retries that
+    cannot succeed. Neither carries the cause: the caller logs it.
+    """
+    if exc.retryable:
+        return ServiceUnavailable(retry_after_s=exc.retry_after_s or DEPENDENCY_RETRY_AFTER_S)
+    return DomainError()

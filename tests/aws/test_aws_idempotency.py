@@ -322,9 +322,10 @@ def test_snapshot_service_nested_duplicate_and_failed_build(aws_settings: AwsEnv
                                                               "task": "changed"}), ALICE, deps)
 
 
-def test_snapshot_with_the_idempotency_table_down_is_a_503_never_a_500(
+def test_snapshot_with_the_idempotency_table_missing_is_a_500_without_retry_after(
         aws_settings: AwsEnv, snapshot_post: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    # A missing table is a broken deployment, not a busy one: a Retry-After would invite retries that cannot succeed
     aws_settings.client("dynamodb").delete_table(TableName=aws_settings.tables["idempotency"])
     response = snapshot_post(_snapshot_body())
-    assert response["statusCode"] == 503 and "retry-after" in response_headers(response)
-    assert body_of(response)["error"]["code"] == "SERVICE_UNAVAILABLE"
+    assert response["statusCode"] == 500 and "retry-after" not in response_headers(response)
+    assert body_of(response) == {"error": {"code": "INTERNAL_ERROR", "message": "Internal server error"}}

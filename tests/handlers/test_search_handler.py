@@ -257,7 +257,7 @@ def test_hybrid_degrades_to_lexical_with_a_signal(rw_key: str, kb: str, containe
     from agentkb.errors import EmbeddingUnavailable
 
     def down(*_: Any) -> Any:
-        raise EmbeddingUnavailable("model down", code="embedding_failed")
+        raise EmbeddingUnavailable("model timed out", code="timeout", retryable=True)  # a permanent one is a 500
 
     monkeypatch.setattr(type(container.embedder), "embed_query", down)
     status, payload, headers = search(rw_key, {"workspaceId": "ws1", "knowledgeBaseIds": kb, "query": "password"})

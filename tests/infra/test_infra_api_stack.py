@@ -56,7 +56,7 @@ def test_four_functions_python311_traced_json_logs_with_retention(synthesized):
         log_group = synthesized.api_json["Resources"][props["LoggingConfig"]["LogGroup"]["Ref"]]
         assert log_group["Properties"]["RetentionInDays"] == c.LOG_RETENTION_DAYS
         layers = json.dumps(props["Layers"])
-        assert "SsmParameterValueawsservicepowertoolspythonx8664python311latest" in layers
+        assert "SsmParameterValueawsservicepowertoolspythonx8664python3113370" in layers  # pinned: test_infra_hardening
         assert "DepsLayer" in layers
     params = synthesized.api_json["Parameters"]
     assert any(p.get("Default") == c.POWERTOOLS_LAYER_PARAMETER for p in params.values())

@@ -1,5 +1,6 @@
-"""Fault injection through the real handlers: a dependency fault degrades with a signal or answers 503 +
-Retry-After, never a 500; concurrent writers lose nothing; a crash mid-ingest leaves nothing half-indexed."""
+"""Fault injection through the real handlers: a dependency fault degrades with a signal, or answers 503 +
+Retry-After when a retry can succeed and 500 INTERNAL_ERROR (no internals, no Retry-After) when it cannot;
+concurrent writers lose nothing; a crash mid-ingest leaves nothing half-indexed."""
 
 from __future__ import annotations
 
@@ -42,18 +43,28 @@ def unavailable(status: int, body: Any, headers: dict[str, str], retry_after: bo
         assert int(headers["retry-after"]) >= 1
 
 
-def embedder_down(*_: Any) -> Any:
-    raise EmbeddingUnavailable("model down", code="embedding_failed")
+def internal_error(status: int, body: Any, headers: dict[str, str]) -> None:
+    """A permanent dependency failure: retrying cannot help, so no 503 and no Retry-After."""
+    assert status == 500, body
+    assert body == {"error": {"code": "INTERNAL_ERROR", "message": "Internal server error"}}
+    assert "retry-after" not in headers
 
 
-def test_embedder_down_hybrid_degrades_loudly_vector_is_503(keys: dict[str, str], container: Any,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("failure", [EmbeddingUnavailable("model timed out", code="timeout", retryable=True),
+                                     EmbeddingUnavailable("model missing", code="embedding_failed")])
+def test_embedder_down_hybrid_degrades_loudly_vector_is_503_or_500(failure: EmbeddingUnavailable,
+                                                                    keys: dict[str, str], container: Any,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    def embedder_down(*_: Any) -> Any:
+        raise failure
+
     monkeypatch.setattr(type(container.embedder), "embed_query", embedder_down)
     status, body, headers = search(keys["akb_test_replay_key"])
     assert status == 200 and headers["x-search-degraded"] == "vector_unavailable"  # never silently
     SEARCH_RESPONSE.validate(body)
     assert body["data"]["results"][0]["documentName"] == "reset.md"  # the lexical leg still answers
-    unavailable(*search(keys["akb_test_replay_key"], searchMode="vector"))
+    vector = search(keys["akb_test_replay_key"], searchMode="vector")
+    unavailable(*vector) if failure.retryable else internal_error(*vector)
 
 
 def test_healthy_search_carries_no_degraded_header(keys: dict[str, str]) -> None:
@@ -123,7 +134,7 @@ def test_reranker_raising_degrades_to_unavailable(keys: dict[str, str], containe
 @pytest.mark.parametrize(("failure", "retry_after"), [
     (ServiceUnavailable("throttled", retry_after_s=7), 7),
     (DependencyError("index timed out", code="timeout", retryable=True), 5),
-    (DependencyError("index rejected the request", code="index_failed"), 30),
+    (DependencyError("index busy", code="throttled", retryable=True, retry_after_s=9), 9),
 ])
 @pytest.mark.parametrize("leg", ["lexical_search", "vector_search", "filter_search"])
 def test_index_throttled_or_timing_out_is_503_with_retry_after(failure: Exception, retry_after: int, leg: str,
@@ -140,6 +151,19 @@ def test_index_throttled_or_timing_out_is_503_with_retry_after(failure: Exceptio
     unavailable(status, body, headers)
     assert headers["retry-after"] == str(retry_after)
     assert "timed out" not in str(body) and "rejected" not in str(body)  # no internals
+
+
+@pytest.mark.parametrize("leg", ["lexical_search", "vector_search", "filter_search"])
+def test_index_refusing_the_request_is_a_500_without_internals(leg: str, keys: dict[str, str], container: Any,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_: Any, **__: Any) -> Any:
+        raise DependencyError("opensearch search failed: mapper_parsing_exception", code="index_failed")
+
+    monkeypatch.setattr(type(container.index), leg, broken)
+    extra: dict[str, Any] = {"searchMode": "vector"} if leg == "vector_search" else {}
+    if leg == "filter_search":
+        extra = {"query": None, "tagFilters": [{"tagName": "category", "operator": "eq", "value": "account"}]}
+    internal_error(*search(keys["akb_test_replay_key"], **extra))
 
 
 def test_index_down_on_the_write_path_is_503(keys: dict[str, str], container: Any,
@@ -240,3 +264,20 @@ def test_crash_mid_ingest_leaves_nothing_half_indexed_and_a_retry_completes(
     assert db.execute("SELECT COUNT(*) FROM chunks WHERE content LIKE '%VPN client%'").fetchone()[0] == chunk_count
     status, found, _ = search(keys["akb_test_replay_key"], query="VPN tunnel")
     assert status == 200 and found["data"]["results"][0]["documentName"] == "vpn.md"
+
+
+def test_functions_never_resolve_concurrently_in_one_process(keys: dict[str, str], container: Any) -> None:
+    # Powertools keeps the current event on the BaseRouter class: two functions resolving at once in the threaded
+    # local gateway swapped request bodies. Every function shares one resolve lock, and mixed concurrent
+    # traffic over four functions answers each request with its own body.
+    from agentkb.api.app import RESOLVE_LOCK
+    from agentkb.api.functions import APPS
+
+    assert all(APPS[name]()._lock is RESOLVE_LOCK for name in APPS)
+    key = keys["akb_test_replay_key"]
+    requests = [("/v1/recall", RECALL), (SEARCH, {"workspaceId": WS, "knowledgeBaseIds": [KB], "query": "reset"}),
+                ("/v1/memories", {"workspace_id": WS, "visibility": "workspace", "type": "note", "name": "race",
+                                  "body": "A note written while other functions resolve."})]
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        answers = list(pool.map(lambda i: call(*requests[i % 3], key)[:2], range(60)))
+    assert [(s, b) for s, b in answers if s >= 400] == []

@@ -19,7 +19,7 @@ from agentkb.api.gate import check_request, rate_headers
 from agentkb.api.observability import count_response, logger
 from agentkb.api.routes_table import BY_OPERATION, match_route
 from agentkb.composition import Ports, get_ports
-from agentkb.errors import BadRequest, DependencyError, DomainError, NotFound, ServiceUnavailable, error_envelope
+from agentkb.errors import BadRequest, DependencyError, DomainError, NotFound, dependency_failure, error_envelope
 from agentkb.models.domain import Principal
 
 JSON = "application/json"
@@ -48,10 +48,16 @@ def validation_details(errors: Sequence[dict[str, Any]]) -> list[dict[str, str]]
     return [{"path": _issue_path(e.get("loc", ())), "message": str(e.get("msg", "invalid"))} for e in errors[:20]]
 
 
-def dependency_unavailable(exc: DependencyError) -> ServiceUnavailable:
-    """A dependency fault (index, store, model) that no service degraded around: 503 + Retry-After, never a 500."""
-    logger.warning("dependency unavailable", extra={"dependency_code": exc.code, "retryable": exc.retryable})
-    return ServiceUnavailable(retry_after_s=int(getattr(exc, "retry_after_s", None) or (5 if exc.retryable else 30)))
+def dependency_error(exc: DependencyError) -> DomainError:
+    """A dependency fault no service degraded around, classified in errors.py; the cause goes to the log only."""
+    cause = exc.__cause__
+    extra = {"dependency_code": exc.code, "retryable": exc.retryable, "cause": str(exc),
+             "cause_type": type(cause).__name__ if cause is not None else None}
+    if exc.retryable:
+        logger.warning("dependency unavailable", extra=extra)
+    else:  # permanent: someone has to fix the deployment or the code, so it is an error with its cause
+        logger.error("dependency failed", extra=extra)
+    return dependency_failure(exc)
 
 
 def _install_handlers(app: ApiGatewayResolver) -> None:
@@ -61,8 +67,8 @@ def _install_handlers(app: ApiGatewayResolver) -> None:
 
     @app.exception_handler(DependencyError)
     def _dependency(exc: DependencyError) -> Response[Any]:
-        unavailable = dependency_unavailable(exc)
-        return _json_response(503, unavailable.envelope(), unavailable.headers)
+        error = dependency_error(exc)
+        return _json_response(error.http_status, error.envelope(), error.headers)
 
     @app.exception_handler(RequestValidationError)
     def _invalid(exc: RequestValidationError) -> Response[Any]:
@@ -96,6 +102,14 @@ def _resolver(cls: type[ApiGatewayResolver], routers: Sequence[Router],
     return app
 
 
+# Powertools keeps the request being resolved on the BaseRouter CLASS (BaseRouter.current_event), shared by every
+# resolver in the process: two functions resolving at once in the threaded local gateway validated one request
+# with the other's body (bench/load.py saw a recall answer 400: the fields of another route's body). So
+# one resolve at a time per process, across functions. Lambda runs one request per process anyway.
+# Re-entrant, so that no route can deadlock itself by resolving through another function in the same process.
+RESOLVE_LOCK = threading.RLock()
+
+
 class FunctionApp:
     """The API of one Lambda function, callable with REST v1, HTTP v2 or direct-invocation events.
 
@@ -111,7 +125,7 @@ class FunctionApp:
         self._routers = tuple(routers)
         self.dependency_overrides: dict[Callable[..., Any], Callable[..., Any]] = {}
         self.rest = _resolver(APIGatewayRestResolver, routers, self.dependency_overrides)
-        self._lock = threading.Lock()
+        self._lock = RESOLVE_LOCK
 
     @cached_property
     def http(self) -> ApiGatewayResolver:
@@ -151,8 +165,8 @@ class FunctionApp:
             principal, decision = check_request(event, found[0], self.ports(), direct)
         except DomainError as exc:
             return self._finish(self._error(exc, is_v2), decision, is_v2)
-        except DependencyError as exc:  # the key store or rate limiter is down: 503, not a crashed invocation
-            return self._finish(self._error(dependency_unavailable(exc), is_v2), decision, is_v2)
+        except DependencyError as exc:  # the key store or rate limiter failed: an answer, not a crashed invocation
+            return self._finish(self._error(dependency_error(exc), is_v2), decision, is_v2)
         context.set_principal(principal)
         try:
             with self._lock:

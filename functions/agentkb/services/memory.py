@@ -86,6 +86,8 @@ def write_memory(request: MemoryWriteRequest, principal: Principal, deps: Memory
     try:
         vector = deps.embedder.embed_documents([memory_text(request)])[0]
     except DependencyError as exc:
+        if not exc.retryable:
+            raise  # permanent: 500 INTERNAL_ERROR (errors.dependency_failure), nothing written
         raise ServiceUnavailable("The embedding model is unavailable", retry_after_s=EMBED_RETRY_AFTER_S,
                                  details={"code": exc.code}) from exc
     entity_ids = write_memory_graph(deps.graph, ws, named, request.relations)

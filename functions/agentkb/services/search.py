@@ -108,6 +108,8 @@ def _retrieve(deps: SearchDeps, kbs: list[KnowledgeBase], base: IndexQuery, quer
     try:
         vector = _embed(deps, kbs, query)
     except DependencyError as exc:
+        if lexical_leg is None and not exc.retryable:
+            raise  # permanent (no model, denied access): 500 INTERNAL_ERROR through errors.dependency_failure
         if lexical_leg is None:
             raise ServiceUnavailable("The embedding model is unavailable", retry_after_s=5,
                                      details={"reason": exc.code}) from exc

@@ -1,8 +1,10 @@
 """The one place where vendor failures (OpenSearch HTTP, botocore) become agentkb errors.
 
-Throttling that outlasts the caller's time budget is a 503 with Retry-After; a dependency that is broken (bad
-mapping, denied access, unknown model) is a DependencyError that the API answers as a generic 500. Embedding
-failures carry recall's vec_degraded codes: `timeout`, `slot_exhausted`, `embedding_failed`.
+Retryable (throttling, timeouts, a 5xx from the service, a lost connection) is a 503 with Retry-After; permanent
+(a rejected request such as DynamoDB's ValidationException, denied access, a missing table or index mapping, an
+unknown model) is a non-retryable DependencyError that the API answers as a generic 500 and logs with its cause
+(errors.dependency_failure). Embedding failures carry recall's vec_degraded codes: `timeout`, `slot_exhausted`,
+`embedding_failed`.
 """
 
 from __future__ import annotations
@@ -58,10 +60,34 @@ def client_error_code(exc: BaseException) -> str | None:
     return None
 
 
+# botocore's transport failures (botocore.exceptions), matched by name: no botocore import on this module's path.
+TRANSPORT_ERRORS = frozenset({
+    "ReadTimeoutError", "ConnectTimeoutError", "TimeoutError", "ConnectionClosedError", "EndpointConnectionError",
+    "ConnectionError", "HTTPClientError", "ProxyConnectionError", "ResponseStreamingError",
+})
+
+
 def _is_timeout(exc: BaseException) -> bool:
-    name = type(exc).__name__
-    return name in {"ReadTimeoutError", "ConnectTimeoutError", "TimeoutError", "ConnectionClosedError",
-                    "EndpointConnectionError"} or isinstance(exc, TimeoutError)
+    """A timeout or a lost connection: the request may not have reached the service, so a retry may succeed."""
+    return type(exc).__name__ in TRANSPORT_ERRORS or isinstance(exc, TimeoutError | ConnectionError)
+
+
+def _service_status(exc: BaseException) -> int:
+    response = getattr(exc, "response", None)
+    metadata = response.get("ResponseMetadata") if isinstance(response, dict) else None
+    status = metadata.get("HTTPStatusCode") if isinstance(metadata, dict) else None
+    return status if isinstance(status, int) else 0
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Throttling, a timeout, a lost connection or a 5xx from the service."""
+    return is_throttling(exc) or _is_timeout(exc) or _service_status(exc) >= 500
+
+
+def is_aws_failure(exc: BaseException) -> bool:
+    """A botocore error (a service answer or a transport failure), as opposed to a bug in our own code."""
+    return _is_timeout(exc) or isinstance(getattr(exc, "response", None), dict) \
+        or type(exc).__module__.startswith("botocore")
 
 
 def is_throttling(exc: BaseException) -> bool:
@@ -88,8 +114,8 @@ def rerank_failure_reason(exc: BaseException) -> str:
 
 
 def store_failure(exc: BaseException, *, store: str) -> Exception:
-    """DynamoDB / Secrets Manager / S3 failure: throttling -> 503, anything else -> DependencyError (500)."""
-    if is_throttling(exc) or _is_timeout(exc):
+    """DynamoDB / Secrets Manager / S3 failure: retryable -> 503, anything else -> DependencyError (500, logged)."""
+    if is_retryable(exc):
         return ServiceUnavailable("A backing store is busy; retry shortly", retry_after_s=DEFAULT_RETRY_AFTER_S,
                                   details={"reason": f"{store}_throttled"})
     return DependencyError(f"{store} failed: {client_error_code(exc) or type(exc).__name__}", code="store_failed")

@@ -33,8 +33,9 @@ class AwsSecretStore:
     def key_pepper(self) -> bytes:
         try:
             value = self._provider.get(self.secret_arn, max_age=MAX_AGE_S)
-        except Exception as exc:  # Powertools wraps botocore errors in GetParameterError
-            raise store_failure(exc.__cause__ or exc, store="secrets") from exc
+        except Exception as exc:  # Powertools wraps botocore errors in GetParameterError (raised inside its except:
+            # the botocore error is the context, not the cause), so classify the original
+            raise store_failure(exc.__cause__ or exc.__context__ or exc, store="secrets") from exc
         if isinstance(value, bytes):
             return value
         if not value:

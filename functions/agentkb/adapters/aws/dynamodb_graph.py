@@ -39,7 +39,7 @@ from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import Any
 
-from agentkb.adapters.aws.aws_errors import client_error_code, is_conditional_failure, store_failure
+from agentkb.adapters.aws.aws_errors import client_error_code, is_aws_failure, is_conditional_failure, store_failure
 from agentkb.adapters.aws.dynamodb_tables import (
     DynamoDbTable,
     get_n,
@@ -193,7 +193,7 @@ class DynamoDbGraphStore(DynamoDbTable):
             except Exception as exc:
                 if is_conditional_failure(exc) and "ConditionalCheckFailed" in str(exc):
                     raise Conflict("An entity with the same kind and identity key already exists") from exc
-                if client_error_code(exc) is not None or hasattr(exc, "response"):
+                if is_aws_failure(exc):
                     raise store_failure(exc, store=STORE) from exc
                 raise
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import cache, partial
 from typing import Any
 
-from agentkb.adapters.aws.aws_errors import store_failure
+from agentkb.adapters.aws.aws_errors import is_aws_failure, store_failure
 
 _lock = threading.Lock()
 ClientFactory = Callable[[], Any]  # returns the process's boto3 client of one service (built on the first call)
@@ -49,8 +49,7 @@ def guarded(store: str, call: Callable[[], Any]) -> Any:
     try:
         return call()
     except Exception as exc:
-        if type(exc).__name__ in ("ClientError", "ReadTimeoutError", "ConnectTimeoutError",
-                                  "EndpointConnectionError") or hasattr(exc, "response"):
+        if is_aws_failure(exc):
             raise store_failure(exc, store=store) from exc
         raise
 
