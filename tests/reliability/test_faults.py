@@ -5,7 +5,6 @@ concurrent writers lose nothing; a crash mid-ingest leaves nothing half-indexed.
 from __future__ import annotations
 
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -101,11 +100,10 @@ def test_slow_embedder_recall_times_out_and_degrades(keys: dict[str, str], conta
         raise EmbeddingUnavailable("too late", code="embedding_failed")
 
     monkeypatch.setattr(type(get_ports().embedder), "embed_query", slow)
-    started = time.monotonic()
     try:
+        # `timeout` (not `embedding_failed`, which the slow model raises after 2 s) proves the wait was bounded.
         status, body, headers = call("/v1/recall", RECALL, keys["akb_test_replay_key"])
         assert status == 200 and headers["x-recall-degraded"] == "timeout", body
-        assert time.monotonic() - started < 1.5  # bounded by the timeout, not by the slow model
         unavailable(*call("/v1/recall", RECALL, keys["akb_test_replay_key"], {"failOnDegraded": "true"}))
     finally:
         release.set()
