@@ -13,6 +13,7 @@ from jsonschema import Draft202012Validator
 from agentkb.local.lambda_context import LocalLambdaContext
 from tests.helpers import body_of, response_headers, rest_event
 from tests.unit.recall.fake_embedders import FailingEmbedder, HashEmbedder  # noqa: F401  (re-exported)
+from tests.upstream import assert_upstream
 
 ROOT = Path(__file__).resolve().parents[3]
 REQUEST_SCHEMA = json.loads((ROOT / "schemas/recall-request.v1.schema.json").read_text())
@@ -65,7 +66,7 @@ def write(key: str, name: str, body: str, expect: int = 201, **fields: Any) -> d
 
 
 def recall(key: str, expect: int = 200, params: dict[str, str] | None = None, **overrides: Any) -> dict[str, Any]:
-    """POST /v1/recall through the real handler; every 200 is validated against the response contract."""
+    """POST /v1/recall through the real handler; every 200 is validated against schemas/ and upstream."""
     body = recall_body(**overrides)
     assert not list(REQUEST_VALIDATOR.iter_errors(body)), "test bug: the request itself breaks the contract"
     status, out, _ = call("recall", "/v1/recall", body, key, params)
@@ -73,6 +74,7 @@ def recall(key: str, expect: int = 200, params: dict[str, str] | None = None, **
     if status == 200:
         errors = [e.message for e in RESPONSE_VALIDATOR.iter_errors(out)]
         assert not errors, errors[:3]
+        assert_upstream("recall-response.schema.json", out)
     return out
 
 
