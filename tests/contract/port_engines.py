@@ -20,23 +20,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "aws"))  # aws_env,
 from aws_backend import aws_backend  # noqa: E402,F401  (fixtures the AWS engine builds on)
 from aws_env import aws, aws_settings  # noqa: E402,F401
 
-from agentkb.adapters.factory import get_container  # noqa: E402
+from agentkb.composition import Ports, get_ports  # noqa: E402
 
 ENGINES = ("embedded", "aws")
 
 
 @dataclass(frozen=True)
-class Ports:
-    """One engine's ports (the composition root's bundle for that engine)."""
+class EnginePorts:
+    """One engine's bundle of ports (composition.get_ports for that engine's settings), named."""
 
     engine: str
-    bundle: Any
+    bundle: Ports
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.bundle, name)
 
 
 @pytest.fixture(params=ENGINES)
-def ports(request: pytest.FixtureRequest) -> Ports:
+def ports(request: pytest.FixtureRequest) -> EnginePorts:
     request.getfixturevalue("data_dir" if request.param == "embedded" else "aws_backend")
-    return Ports(request.param, get_container())
+    return EnginePorts(request.param, get_ports())

@@ -10,7 +10,7 @@ import dataclasses
 
 import pytest
 from contract_corpus import CREATED, PROFILE, TAGS
-from port_engines import Ports
+from port_engines import EnginePorts as Ports
 
 from agentkb.errors import Conflict
 from agentkb.models.domain import Chunk, Document, EmbeddingProfile, KnowledgeBase

@@ -10,7 +10,7 @@ import threading
 from typing import Any
 
 import pytest
-from port_engines import Ports
+from port_engines import EnginePorts as Ports
 
 from agentkb.errors import IdempotencyKeyReused, NotFound, OperationInProgress
 from agentkb.models.idempotency import IdempotentCall

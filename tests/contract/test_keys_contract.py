@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from port_engines import Ports
+from port_engines import EnginePorts as Ports
 
 from agentkb.errors import Conflict, Unauthorized
 from agentkb.models.domain import ApiKeyRecord, Principal

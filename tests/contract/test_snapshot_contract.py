@@ -9,7 +9,7 @@ import dataclasses
 import json
 
 from contract_corpus import CREATED, PROFILE
-from port_engines import Ports
+from port_engines import EnginePorts as Ports
 
 from agentkb.models.domain import Chunk, Document, KnowledgeBase
 from agentkb.models.snapshot import StoredSnapshot
