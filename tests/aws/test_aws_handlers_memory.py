@@ -19,7 +19,6 @@ from botocore.stub import Stubber
 
 from tests.helpers import body_of, http_event, invoke, response_headers, rest_event
 from tests.reliability.corpus import EVENTS, load, schema_validator
-from tests.upstream import assert_upstream
 
 RECALL_SCHEMA = schema_validator("recall-response.schema.json")
 GRAPH_SCHEMA = schema_validator("workspace-knowledge-search.v1.schema.json")
@@ -72,7 +71,6 @@ def test_a_memory_is_recalled_right_after_its_201_and_the_idempotency_key_replay
         body = body_of(response)
         assert response["statusCode"] == 200, body
         assert not [e.message for e in RECALL_SCHEMA.iter_errors(body)]
-        assert_upstream("recall-response.schema.json", body)
         assert body["backend_invoked"] == "bedrock" and not body.get("vec_degraded")
         assert (body["results"][0]["name"], body["results"][0]["source"]) == ("billing-deploys", "direct")
         assert [m["memory_id"] for m in body["results"]].count(body_of(first)["memory_id"]) == 1
@@ -91,7 +89,6 @@ def test_recall_whose_embedding_is_throttled_degrades_to_lexical(demo_key: str, 
     body = body_of(response)
     assert response["statusCode"] == 200, body
     assert not [e.message for e in RECALL_SCHEMA.iter_errors(body)]
-    assert_upstream("recall-response.schema.json", body)
     assert (body["vec_degraded"], body["vec_degraded_code"], body["backend_invoked"]) == (True, "slot_exhausted",
                                                                                          "none")
     assert body["vec_error"] and body["warning"].startswith("the query embedding failed")
