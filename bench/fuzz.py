@@ -10,6 +10,9 @@
 The server (fuzz_server.py) logs per request whether it REACHED service logic: it entered an agentkb.services
 function and no workspace check refused it (the definition is in fuzz_server.py). Reported: the reached share of
 the positive run on authenticated routes (target >= 0.8), per route, and every 5xx the server answered (0).
+4. Every recorded response of a route with an upstream contract (knowledge search, graph search, recall,
+   snapshots) is validated against ../shared/contracts (bench/upstream_check.py, tests/upstream.py): counts per
+   document in `upstreamValidated`, any violation in `failures`.
 
     .venv/bin/python bench/fuzz.py --max-examples 500            # make fuzz
     .venv/bin/python bench/fuzz.py --max-examples 20 --seed 1     # the bounded run in tests/reliability
@@ -31,9 +34,10 @@ from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent
-sys.path[:0] = [str(BENCH), str(BENCH.parent / "functions")]
+sys.path[:0] = [str(BENCH), str(BENCH.parent / "functions"), str(BENCH.parent)]
 from fuzz_flows import run_sequences, seed  # noqa: E402
 from local_server import demo_server  # noqa: E402
+from upstream_check import check_upstream  # noqa: E402
 
 # Failures already reported to an owner would be listed here (shown in the output, not hidden); none are open.
 KNOWN: tuple[str, ...] = ()
@@ -88,8 +92,10 @@ def _schemathesis(server: dict[str, Any], mode: str, phases: str, max_examples: 
     started = time.monotonic()
     proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False, env=env)
     cases, failures = _summarise(ndjson)
+    upstream = check_upstream(ndjson)
     return {"seconds": round(time.monotonic() - started, 1), "cases": sum(cases.values()), "casesPerOperation": cases,
-            "failures": failures, "exit": proc.returncode, "output": proc.stdout[-3000:] if proc.returncode else ""}
+            "failures": failures + upstream["failures"], "upstreamValidated": upstream["validated"],
+            "exit": proc.returncode, "output": proc.stdout[-3000:] if proc.returncode else ""}
 
 
 def report(records: list[dict[str, Any]], marks: list[int], openapi: dict[str, Any], phases: dict[str, Any],
@@ -116,6 +122,7 @@ def report(records: list[dict[str, Any]], marks: list[int], openapi: dict[str, A
             "routesNotCovered": sorted(served - set(per_route)), "perRoute": per_route,
             "phases": {k: {**v, "failures": v["failures"][:20]} for k, v in phases.items()},
             "stateful": stateful, "failures": failures + stateful["failures"],
+            "upstreamValidated": dict(sum((Counter(p["upstreamValidated"]) for p in phases.values()), Counter())),
             "knownFailures": sorted({k for p in phases.values() for f in p["failures"] for k in KNOWN if k in f}),
             "serverErrorLogs": errors[-5:]}
 

@@ -11,6 +11,7 @@ import pytest
 from agentkb.composition import Ports, get_ports, reset_ports
 from agentkb.config import reset_settings
 from tests.helpers import mint
+from tests.upstream import pytest_sessionfinish, pytest_terminal_summary, pytest_testnodedown  # noqa: F401
 
 
 @pytest.fixture()

@@ -67,10 +67,9 @@ def body_of(response: dict[str, Any]) -> Any:
 import importlib  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from jsonschema import Draft202012Validator  # noqa: E402
-
 from agentkb.local.lambda_context import LocalLambdaContext  # noqa: E402
 from agentkb.services.auth import create_api_key  # noqa: E402
+from tests.upstream import OursAndUpstream, ours_and_upstream  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "schemas"
@@ -97,8 +96,9 @@ def invoke(function: str, event: dict[str, Any]) -> dict[str, Any]:
     return handler(function)(event, LocalLambdaContext(function_name=f"agentkb-{function}"))  # type: ignore[no-any-return]
 
 
-def validator(schema_file: str) -> Draft202012Validator:
-    return Draft202012Validator(json.loads((SCHEMAS / schema_file).read_text()))
+def validator(schema_file: str) -> OursAndUpstream:
+    """Our schemas/ file and the upstream document it implements (tests/upstream.py)."""
+    return ours_and_upstream(schema_file)
 
 
 SEARCH_RESPONSE = validator("knowledge-search.v2.response.schema.json")

@@ -1,3 +1,5 @@
-"""Fixtures of the Index contract suite (defined in contract_engines.py, importable by the tests)."""
+"""Fixtures of the contract suites: the Index engines (contract_engines.py) and every port of both engines
+(port_engines.py), importable by the tests."""
 
 from contract_engines import engine  # noqa: F401
+from port_engines import aws, aws_backend, aws_settings, ports  # noqa: F401

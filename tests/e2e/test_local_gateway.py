@@ -89,8 +89,13 @@ def test_errors_over_http(server: dict[str, Any]) -> None:
     status, _, payload = call(server, "POST", "/api/v2/knowledge/search", body, key=None)
     assert status == 401
     ERROR_RESPONSE.validate(payload)
-    status, _, payload = call(server, "POST", "/api/v2/knowledge/search", raw=b"x" * (2 * 1024 * 1024 + 1))
+    big = b"x" * (2 * 1024 * 1024 + 1)
+    status, headers, payload = call(server, "POST", "/api/v2/knowledge/search", raw=big)
     assert status == 413 and payload["error"]["code"] == "PAYLOAD_TOO_LARGE"
+    assert headers["x-ratelimit-limit"] and headers["x-ratelimit-remaining"] and headers["x-ratelimit-reset"]
+    for key in (None, "akb_nosuchkey_secret"):  # a missing or bad key is a 401 first, even over 2 MiB
+        status, headers, payload = call(server, "POST", "/api/v2/knowledge/search", raw=big, key=key)
+        assert status == 401 and payload["error"]["code"] == "UNAUTHORIZED" and "x-ratelimit-limit" not in headers
     status, _, payload = call(server, "POST", "/api/v2/knowledge/search", raw=b"q=1",
                               headers={"Content-Type": "text/plain"})
     assert status == 415

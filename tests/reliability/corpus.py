@@ -7,7 +7,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
 from agentkb.api.routes_table import BY_OPERATION, RouteSpec, match_route
@@ -18,6 +18,7 @@ from agentkb.services import ingest
 from agentkb.services.tag_filters import assign_slots
 from tests.helpers import ROOT, body_of, invoke, mint, rest_event
 from tests.reliability.make_events import GRAPH_WRITE, MEMORY, SEED_IDEMPOTENCY, SNAPSHOT_BODY, WS
+from tests.upstream import OursAndUpstream, ours_and_upstream
 
 EVENTS = ROOT / "events"
 KB = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
@@ -99,9 +100,9 @@ def _registry() -> Registry:
 
 
 @cache
-def schema_validator(name: str) -> Draft202012Validator:
-    schema = json.loads((ROOT / "schemas" / name).read_text())
-    return Draft202012Validator(schema, registry=_registry(), format_checker=FormatChecker())
+def schema_validator(name: str) -> OursAndUpstream:
+    """Our schemas/ file (its $refs through schemas/) and the upstream document it implements."""
+    return ours_and_upstream(name, _registry())
 
 
 @cache

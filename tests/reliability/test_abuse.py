@@ -42,17 +42,45 @@ class _NoParsing:
         raise AssertionError("the JSON parser was called on an oversized body")
 
 
+class _NoDecoding:
+    def __getattr__(self, name: str) -> Any:
+        return getattr(base64, name)
+
+    @staticmethod
+    def b64decode(*_: Any, **__: Any) -> Any:
+        raise AssertionError("an oversized base64 body was decoded")
+
+
 @pytest.mark.parametrize("path", [SEARCH, "/v1/recall", "/v1/snapshots", "/v1/memories", "/v1/graph"])
 def test_over_2_mib_is_413_before_any_parsing(key: str, path: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(gate, "json", _NoParsing())
+    monkeypatch.setattr(gate, "base64", _NoDecoding())
     raw = json.dumps({"workspaceId": WS, "query": "x" * (2 * 1024 * 1024)})
-    for token in (key, None):  # decided before authentication as well
+    status, body = post(key, raw, path)
+    assert status == 413 and body["error"]["code"] == "PAYLOAD_TOO_LARGE"
+    for token in (None, "akb_nosuchkey_secret"):  # a missing or bad key is still a 401 first
         status, body = post(token, raw, path)
-        assert status == 413 and body["error"]["code"] == "PAYLOAD_TOO_LARGE"
+        assert status == 401 and body["error"]["code"] == "UNAUTHORIZED"
     big_b64 = base64.b64encode(raw.encode()).decode()
     event = rest_event("POST", path, None, key=key, raw_body=big_b64)
     event["isBase64Encoded"] = True
-    assert replay(event)["statusCode"] == 413
+    response = replay(event)  # sized from the base64 length: never decoded
+    assert response["statusCode"] == 413 and "x-ratelimit-remaining" in response_headers(response)
+
+
+@pytest.mark.parametrize(("size", "over"), [(2 * 1024 * 1024, False), (2 * 1024 * 1024 + 1, True)])
+@pytest.mark.parametrize("encoding", ["text", "base64", "multibyte", "declared"])
+def test_the_size_is_judged_exactly_from_lengths(size: int, over: bool, encoding: str) -> None:
+    limit = 2 * 1024 * 1024
+    raw = b"x" * size
+    if encoding == "multibyte":  # 3-byte characters: the byte length, not the character count, decides
+        raw = "\u20ac".encode() * (size // 3) + b"x" * (size % 3)
+    event: dict[str, Any] = {"headers": {}, "body": raw.decode(), "isBase64Encoded": False}
+    if encoding == "base64":
+        event.update(body=base64.b64encode(raw).decode(), isBase64Encoded=True)
+    if encoding == "declared":  # the local gateway drains an oversized body and sends its declared length
+        event.update(body=None, headers={"Content-Length": str(size)})
+    assert gate.over_limit(event, limit) is over
 
 
 @pytest.mark.parametrize(("raw", "why"), [

@@ -7,6 +7,7 @@ route and status, use the one error envelope, and never echo a key. 413 and 429 
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -110,6 +111,13 @@ def test_413_for_every_route_and_shape(route: RouteSpec, shape: str, container: 
     body = body_of(response)
     assert response["statusCode"] == 413, body
     assert body["error"]["code"] == "PAYLOAD_TOO_LARGE"
+    if route.scope is not None and shape != "direct":  # a valid key's 413 is an authenticated response
+        assert {"x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"} <= set(response_headers(response))
+        anonymous = copy.deepcopy(event)
+        for headers in (anonymous.get("headers") or {}, anonymous.get("multiValueHeaders") or {}):
+            for name in [n for n in headers if n.lower() == "x-api-key"]:
+                del headers[name]
+        assert replay(anonymous)["statusCode"] == 401  # no key: 401 first, whatever the size
 
 
 @pytest.mark.parametrize("route", [r for r in ROUTES if r.scope], ids=lambda r: r.operation_id)

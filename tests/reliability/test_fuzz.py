@@ -4,7 +4,7 @@ instrumented `agentkb serve` on loopback. `make fuzz` runs the same driver with 
 What it holds: every route of /openapi.json was exercised, at least 80% of the valid generated requests reached
 service logic (measured in the server, bench/fuzz_server.py), no request was answered with a 5xx, every response
 matched its declared status, content type and schema, and the stateful sequences saw what they wrote, then saw
-it gone.
+it gone, and every response of a contract route passed the upstream documents (bench/upstream_check.py).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import sys
 import pytest
 
 from tests.helpers import ROOT
+from tests.upstream import KNOWLEDGE_SEARCH, VALIDATED
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(importlib.util.find_spec("schemathesis") is None,
                                                   reason="schemathesis is not installed (dev extra)")]
@@ -41,3 +42,6 @@ def test_bounded_fuzz_run_reaches_the_service_and_finds_no_5xx_or_schema_violati
         if counts["positive"] and route != "(unknown route)":
             assert counts["reached"] > 0, (route, counts)
     assert run.returncode == 0, result
+    # Every recorded response of a contract route was held to ../shared/contracts by tests/upstream.py
+    assert result["upstreamValidated"].get(KNOWLEDGE_SEARCH, 0) > 0, result["upstreamValidated"]
+    VALIDATED.update(result["upstreamValidated"])  # validated in the driver's process: counted for this session

@@ -1,7 +1,7 @@
 """The gate every request passes before a resolver parses it: size, auth, rate limit, scope, media type, JSON.
 
 It runs before Powertools' validation so that a 413 is decided before parsing and an unauthenticated caller
-never learns anything about the body's validity.
+never learns anything about the body's validity (401 comes before 413, 400 and 415).
 """
 
 from __future__ import annotations
@@ -79,6 +79,29 @@ def body_bytes(event: dict[str, Any]) -> bytes:
     return body.encode("utf-8", "surrogatepass") if isinstance(body, str) else bytes(body)
 
 
+def over_limit(event: dict[str, Any], limit: int) -> bool:
+    """Whether the body exceeds `limit` bytes, judged from lengths alone: nothing of it is decoded or parsed.
+
+    A declared Content-Length counts too: the local gateway drains an oversized body unread and sends the event
+    without it, so the 413 is still answered here, after authentication, with the rate-limit headers.
+    """
+    declared = (header(event.get("headers"), "content-length") or "").strip()
+    if declared.isdigit() and int(declared) > limit:
+        return True
+    body = event.get("body")
+    if not body:
+        return False
+    if not isinstance(body, str):
+        return len(body) > limit
+    if event.get("isBase64Encoded"):
+        tail = body[-2:]
+        padding = len(tail) - len(tail.rstrip("="))
+        return len(body) * 3 // 4 - padding > limit
+    if len(body) > limit or len(body) * 4 <= limit:  # UTF-8 takes one to four bytes per character
+        return len(body) > limit
+    return len(body.encode("utf-8", "surrogatepass")) > limit
+
+
 def rate_headers(decision: RateDecision) -> dict[str, str]:
     reset = datetime.fromtimestamp(decision.reset_epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {"X-RateLimit-Limit": str(decision.limit), "X-RateLimit-Remaining": str(decision.remaining),
@@ -95,10 +118,12 @@ def rate_identity(principal: Principal, direct: bool) -> str:
 
 def check_request(event: dict[str, Any], route: RouteSpec, ports: Ports,
                   direct_principal: Principal | None) -> tuple[Principal | None, RateDecision | None]:
-    """Everything decided before parsing; returns the principal and rate decision, or raises a DomainError."""
-    raw = body_bytes(event)
-    if len(raw) > ports.settings.max_body_bytes:
-        raise PayloadTooLarge()
+    """Everything decided before parsing; returns the principal and rate decision, or raises a DomainError.
+
+    The size is decided first, from lengths only; its 413 is answered after authentication (401 first), so that
+    a valid key's 413 carries the rate-limit headers like every other authenticated response.
+    """
+    oversized = over_limit(event, ports.settings.max_body_bytes)
     for name, value in (event.get("queryStringParameters") or {}).items():
         if value in ("", None):
             raise BadRequest("A query parameter was sent with no value",
@@ -116,6 +141,9 @@ def check_request(event: dict[str, Any], route: RouteSpec, ports: Ports,
             raise RateLimited(details={"retryAfter": rate_headers(decision)["X-RateLimit-Reset"]},
                               headers={"Retry-After": retry, **rate_headers(decision)})
     try:
+        if oversized:
+            raise PayloadTooLarge()
+        raw = body_bytes(event)
         if principal is not None and route.scope is not None:
             require_scope(principal, route.scope)
         if route.method in ("POST", "PUT", "PATCH"):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import json
 import sys
 import threading
 import uuid
@@ -15,7 +14,6 @@ from urllib.parse import parse_qs, urlsplit
 from agentkb.api.functions import APPS
 from agentkb.api.routes_table import match_route
 from agentkb.config import get_settings
-from agentkb.errors import PayloadTooLarge
 from agentkb.local.lambda_context import LocalLambdaContext
 
 
@@ -82,14 +80,12 @@ class GatewayHandler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
 
     def _serve(self) -> None:
-        limit = get_settings().max_body_bytes
         length = int(self.headers.get("Content-Length") or 0)
-        if length > limit:  # decided from the declared length, before the body is parsed
+        oversized = length > get_settings().max_body_bytes
+        if oversized:  # drained unread; the handlers decide the 413 from the declared length (after the key)
             self._discard(length)
-            self._send(413, {"Content-Type": "application/json"}, json.dumps(PayloadTooLarge().envelope()).encode())
             self.close_connection = True
-            return
-        body = self.rfile.read(length) if length else b""
+        body = self.rfile.read(length) if length and not oversized else b""
         headers = dict(self.headers.items())
         response = dispatch(to_rest_event(self.command, self.path, headers, body, self.client_address[0]))
         out_headers = dict(response.get("headers") or {})

@@ -182,12 +182,14 @@ class RecallItem(Model):
 
 
 class AgentSurface(Model):
-    input_count: int
-    output_count: int
-    dropped: int
-    content_truncated: bool
-    output_truncated: bool
-    aliases_removed: list[str]
+    """Upstream's AgentSurfaceMeta: present only when max_items or max_tokens removed something."""
+
+    input_count: Annotated[int, Field(ge=0)]
+    output_count: Annotated[int, Field(ge=0)]
+    max_items: Annotated[int, Field(ge=1)] | None = None  # present when the max_items cap cut candidates
+    content_truncated: bool | None = None  # present (true) when an item's text was shortened
+    output_truncated: bool | None = None  # present (true) when items were dropped to fit max_tokens
+    dropped: Annotated[int, Field(ge=0)] | None = None  # only alongside output_truncated
 
 
 class RecallResponse(Model):

@@ -22,6 +22,7 @@ from agentkb.services.memory_graph import resolve_entities
 from agentkb.services.recall_budget import fit_to_budget
 from agentkb.services.recall_embed import RETRYABLE_CODES, embed_query_bounded
 from agentkb.services.recall_graph import graph_matches
+from agentkb.services.recall_surface import Shaping, agent_surface
 
 ENTITY_LIFT = 0.1  # added to the cosine of memories linked to a request entity, for ranking only
 MAX_SEEDS = 64
@@ -110,15 +111,18 @@ def recall(request: RecallRequest, principal: Principal, deps: RecallDeps,
         body = _lexical(deps, scope, request, k, lifted)
         body.update(_degraded_fields(exc))
         return _finish(body, deps, request, k, started, exc.code)
-    direct = deps.store.vector_search(scope, vector, k, lifted, ENTITY_LIFT)
+    # Each leg looks one past k so that a cut by max_items is visible; only the first k of a leg are ranked.
+    found = deps.store.vector_search(scope, vector, k + 1, lifted, ENTITY_LIFT)
+    direct = found[:k]
     seeds = dict.fromkeys(entity_ids, 1.0)
     links = deps.store.entity_links(scope.workspace_id, [mid for mid, _ in direct])
     for mid, sim in direct:
         for eid in links.get(mid, []):
             if len(seeds) < MAX_SEEDS or eid in seeds:
                 seeds[eid] = max(seeds.get(eid, 0.0), min(1.0, max(0.0, sim)))
-    graph = graph_matches(deps.store, deps.graph, scope, seeds, vector, {mid for mid, _ in direct}, k,
-                          options.graph_hops)
+    graph_found = graph_matches(deps.store, deps.graph, scope, seeds, vector, {mid for mid, _ in direct}, k + 1,
+                                options.graph_hops)
+    graph = graph_found[:k]
     # One shared k: each leg is guaranteed half of it when it has candidates, the rest goes by relevance.
     ranked = sorted([(("d", mid, sim), sim + (ENTITY_LIFT if mid in lifted else 0.0)) for mid, sim in direct]
                     + [(("g", h.memory_id, h), h.relevance) for h in graph], key=lambda c: -c[1])
@@ -128,7 +132,8 @@ def recall(request: RecallRequest, principal: Principal, deps: RecallDeps,
     direct_items = [_item(views[mid], sim, "direct") for mid, sim in direct if mid in keep and mid in views]
     graph_items = [_item(views[h.memory_id], h.similarity, "graph", h.depth) for h in graph
                    if h.memory_id in keep and h.memory_id in views]
-    body = {"direct_matches": direct_items, "graph_matches": graph_items, "backend_invoked": deps.backend}
+    body = {"direct_matches": direct_items, "graph_matches": graph_items, "backend_invoked": deps.backend,
+            "candidates": len({mid for mid, _ in found} | {h.memory_id for h in graph_found})}
     return _finish(body, deps, request, k, started, None)
 
 
@@ -140,7 +145,7 @@ def _lexical(deps: RecallDeps, scope: RecallScope, request: RecallRequest, k: in
                     key=lambda h: (-(h[1] + (ENTITY_LIFT if h[0] in lifted else 0.0)), h[0]))[:k]
     views = deps.store.views(scope.workspace_id, [mid for mid, _ in ranked])
     items = [_item(views[mid], score, "fts_fallback") for mid, score in ranked if mid in views]
-    return {"direct_matches": items, "graph_matches": [], "backend_invoked": "none"}
+    return {"direct_matches": items, "graph_matches": [], "backend_invoked": "none", "candidates": len(hits)}
 
 
 def _degraded_fields(exc: EmbeddingUnavailable) -> dict[str, Any]:
@@ -158,10 +163,13 @@ def _finish(body: dict[str, Any], deps: RecallDeps, request: RecallRequest, k: i
     budget = fit_to_budget(items, int(request.limits.max_tokens), deps.tokenizer)
     direct = [i for i in budget.items if i["source"] != "graph"]
     graph = [i for i in budget.items if i["source"] == "graph"]
-    out: dict[str, Any] = {
+    shaping = Shaping(candidates=max(body["candidates"], len(items)), max_items=k, capped=len(items),
+                      returned=len(budget.items), content_truncated=budget.content_truncated)
+    surface = agent_surface(shaping)
+    out: dict[str, Any] = {} if surface is None else {"agent_surface": surface}
+    out.update({
         "query": request.query, "k": k, "direct_matches": direct, "graph_matches": graph,
-        "results": direct + graph, "truncated": budget.dropped > 0 or budget.content_truncated,
-        "agent_surface": budget.surface(), "elapsed_ms": int((time.perf_counter() - started) * 1000),
-        "backend_invoked": body["backend_invoked"]}
+        "results": direct + graph, "truncated": shaping.truncated,
+        "elapsed_ms": int((time.perf_counter() - started) * 1000), "backend_invoked": body["backend_invoked"]})
     out.update({key: value for key, value in body.items() if key.startswith(("vec_", "warning"))})
     return RecallOutcome(out, degraded)

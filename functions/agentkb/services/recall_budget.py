@@ -24,12 +24,6 @@ class BudgetOutcome:
     def dropped(self) -> int:
         return self.input_count - len(self.items)
 
-    def surface(self) -> dict[str, Any]:
-        """The agent_surface record (contracts/README.md)."""
-        return {"input_count": self.input_count, "output_count": self.output_count, "dropped": self.dropped,
-                "content_truncated": self.content_truncated, "output_truncated": self.dropped > 0,
-                "aliases_removed": []}
-
 
 def item_tokens(item: dict[str, Any], tokenizer: Tokenizer) -> int:
     return sum(tokenizer.count(item[name]) for name in TEXT_FIELDS if item.get(name))

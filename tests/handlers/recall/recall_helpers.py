@@ -13,12 +13,13 @@ from jsonschema import Draft202012Validator
 from agentkb.local.lambda_context import LocalLambdaContext
 from tests.helpers import body_of, response_headers, rest_event
 from tests.unit.recall.fake_embedders import FailingEmbedder, HashEmbedder  # noqa: F401  (re-exported)
+from tests.upstream import ours_and_upstream
 
 ROOT = Path(__file__).resolve().parents[3]
 REQUEST_SCHEMA = json.loads((ROOT / "schemas/recall-request.v1.schema.json").read_text())
 RESPONSE_SCHEMA = json.loads((ROOT / "schemas/recall-response.schema.json").read_text())
 REQUEST_VALIDATOR = Draft202012Validator(REQUEST_SCHEMA)
-RESPONSE_VALIDATOR = Draft202012Validator(RESPONSE_SCHEMA)
+RESPONSE_VALIDATOR = ours_and_upstream("recall-response.schema.json")  # schemas/ and upstream
 WS = "ws1"
 
 BASE_RECALL: dict[str, Any] = {
@@ -65,7 +66,7 @@ def write(key: str, name: str, body: str, expect: int = 201, **fields: Any) -> d
 
 
 def recall(key: str, expect: int = 200, params: dict[str, str] | None = None, **overrides: Any) -> dict[str, Any]:
-    """POST /v1/recall through the real handler; every 200 is validated against the response contract."""
+    """POST /v1/recall through the real handler; every 200 is validated against schemas/ and upstream."""
     body = recall_body(**overrides)
     assert not list(REQUEST_VALIDATOR.iter_errors(body)), "test bug: the request itself breaks the contract"
     status, out, _ = call("recall", "/v1/recall", body, key, params)

@@ -7,12 +7,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from agentkb.models.search import KnowledgeSearchData, KnowledgeSearchRequest, KnowledgeSearchResult
+from tests.upstream import CONTRACTS, contracts_dir
 
 ROOT = Path(__file__).resolve().parents[3]
-CONTRACT = ROOT.parent / "shared" / "contracts" / "knowledge-search.v2.api.md"
+CONTRACT = CONTRACTS / "knowledge-search.v2.api.md"  # resolved (or failed loudly) by tests/upstream.py
 
 
 def schema(name: str) -> dict[str, Any]:
@@ -23,8 +22,8 @@ def strip(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if k not in ("$schema", "$id", "title")}
 
 
-@pytest.mark.skipif(not CONTRACT.exists(), reason="shared contracts not beside the repo")
 def test_schema_files_equal_the_shared_contract() -> None:
+    contracts_dir()
     blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)\n```", CONTRACT.read_text(), re.S)]
     found = {b["description"][:40]: b for b in blocks if isinstance(b, dict) and "content" in b and "description" in b}
     response = next(v for k, v in found.items() if k.startswith("Matching document chunks"))

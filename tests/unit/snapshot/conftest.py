@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator, FormatChecker
 
 from agentkb.models.domain import Principal
 from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
 from agentkb.services import ingest
 from agentkb.services.ingest import IngestDeps
+from tests.upstream import OursAndUpstream, ours_and_upstream
 
 ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = json.loads((ROOT / "schemas" / "context-snapshot.schema.json").read_text())
@@ -31,8 +31,9 @@ DOCS = {
 }
 
 
-def validator() -> Draft202012Validator:
-    return Draft202012Validator(SCHEMA, format_checker=FormatChecker())
+def validator() -> OursAndUpstream:
+    """schemas/context-snapshot.schema.json and the upstream contract (tests/upstream.py)."""
+    return ours_and_upstream("context-snapshot.schema.json")
 
 
 def assert_contract(body: dict[str, Any]) -> None:

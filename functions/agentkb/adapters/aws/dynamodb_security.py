@@ -14,6 +14,7 @@ from typing import Any
 
 from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failure
 from agentkb.adapters.aws.dynamodb_tables import batch_get, batch_write, get_s, get_strings, guarded, key, n, s, strings
+from agentkb.errors import Conflict
 from agentkb.models.domain import ApiKeyRecord, RateDecision
 
 WINDOW_S = 60
@@ -30,8 +31,12 @@ class DynamoDbKeyStore:
                 "principal": s(record.principal), "workspaces": strings(record.workspaces),
                 "scopes": strings(record.scopes), "created_at": s(record.created_at),
                 "revoked": {"BOOL": record.revoked}}
-        guarded("keys", lambda: self._client().put_item(TableName=self.table, Item=item,
-                                                         ConditionExpression="attribute_not_exists(pk)"))
+        try:
+            self._client().put_item(TableName=self.table, Item=item, ConditionExpression="attribute_not_exists(pk)")
+        except Exception as exc:  # an existing key id is never overwritten: Conflict, as on SQLite
+            if is_conditional_failure(exc):
+                raise Conflict("An API key with this id already exists") from exc
+            raise store_failure(exc, store="keys") from exc
 
     def get_key(self, key_id: str) -> ApiKeyRecord | None:
         item = guarded("keys", lambda: self._client().get_item(

@@ -6,6 +6,7 @@ import json
 import sqlite3
 
 from agentkb.adapters.embedded.sqlite_db import Database, register_schema
+from agentkb.errors import Conflict
 from agentkb.models.domain import Document, EmbeddingProfile, KnowledgeBase, TagDefinition
 
 _TAG_COLUMNS = ", ".join(
@@ -73,13 +74,18 @@ class SqliteCatalog:
     def create_knowledge_base(self, kb: KnowledgeBase) -> None:
         tags = json.dumps([{"tagName": t.tag_name, "fieldType": t.field_type, "slot": t.slot}
                            for t in kb.tag_definitions])
-        with self.db.transaction() as conn:
-            conn.execute("INSERT OR IGNORE INTO workspaces (id) VALUES (?)", (kb.workspace_id,))
-            conn.execute(
-                "INSERT INTO knowledge_bases (id, workspace_id, name, description, embedding_model,"
-                " embedding_dimension, tag_definitions, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (kb.id, kb.workspace_id, kb.name, kb.description, kb.profile.model, kb.profile.dimension, tags,
-                 kb.created_at))
+        try:
+            with self.db.transaction() as conn:
+                conn.execute("INSERT OR IGNORE INTO workspaces (id) VALUES (?)", (kb.workspace_id,))
+                conn.execute(
+                    "INSERT INTO knowledge_bases (id, workspace_id, name, description, embedding_model,"
+                    " embedding_dimension, tag_definitions, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (kb.id, kb.workspace_id, kb.name, kb.description, kb.profile.model, kb.profile.dimension, tags,
+                     kb.created_at))
+        except sqlite3.IntegrityError as exc:  # a concurrent create took the name: the DynamoDB catalog's answer
+            if "knowledge_bases.workspace_id, knowledge_bases.name" not in str(exc):
+                raise
+            raise Conflict("A knowledge base with this name already exists in the workspace") from exc
 
     def get_knowledge_base(self, workspace_id: str, kb_id: str) -> KnowledgeBase | None:
         row = self.db.connection().execute(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from agentkb.adapters.embedded.sqlite_db import Database, register_schema
+from agentkb.errors import Conflict
 from agentkb.models.domain import ApiKeyRecord, RateDecision
 
 WINDOW_S = 60
@@ -34,14 +36,20 @@ class SqliteKeyStore:
         self.db = db
 
     def put_key(self, record: ApiKeyRecord) -> None:
-        with self.db.transaction() as conn:
-            conn.execute(
-                "INSERT INTO api_keys (key_id, key_hash, principal, workspaces, scopes, created_at, revoked)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (record.key_id, record.key_hash, record.principal, json.dumps(list(record.workspaces)),
-                 json.dumps(list(record.scopes)), record.created_at, int(record.revoked)))
-            conn.executemany("INSERT OR IGNORE INTO workspaces (id) VALUES (?)",
-                             [(w,) for w in record.workspaces if w != "*"])
+        """Store a new key; an existing key id is never overwritten (Conflict, as on DynamoDB)."""
+        try:
+            with self.db.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO api_keys (key_id, key_hash, principal, workspaces, scopes, created_at, revoked)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (record.key_id, record.key_hash, record.principal, json.dumps(list(record.workspaces)),
+                     json.dumps(list(record.scopes)), record.created_at, int(record.revoked)))
+                conn.executemany("INSERT OR IGNORE INTO workspaces (id) VALUES (?)",
+                                 [(w,) for w in record.workspaces if w != "*"])
+        except sqlite3.IntegrityError as exc:
+            if "api_keys.key_id" not in str(exc):
+                raise
+            raise Conflict("An API key with this id already exists") from exc
 
     def get_key(self, key_id: str) -> ApiKeyRecord | None:
         row = self.db.connection().execute("SELECT * FROM api_keys WHERE key_id = ?", (key_id,)).fetchone()

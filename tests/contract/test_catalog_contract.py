@@ -1,0 +1,98 @@
+"""Catalog port congruence: the embedded engine (SQLite) and the AWS engine (DynamoDB on moto) answer alike.
+
+Every test runs once per engine (the `ports` fixture); documents reach the catalog through the engine's own write
+path (Index.write_document commits the document record), as the ingest service writes them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from contract_corpus import CREATED, PROFILE, TAGS
+from port_engines import EnginePorts as Ports
+
+from agentkb.errors import Conflict
+from agentkb.models.domain import Chunk, Document, EmbeddingProfile, KnowledgeBase
+
+
+def kb(kb_id: str, name: str, workspace: str = "ws1", **fields: object) -> KnowledgeBase:
+    return dataclasses.replace(KnowledgeBase(kb_id, workspace, name, None, PROFILE, TAGS, CREATED), **fields)
+
+
+def document(base: KnowledgeBase, doc_id: str, name: str, **fields: object) -> tuple[Document, list[Chunk]]:
+    chunks = [Chunk(f"{doc_id}:1:0", doc_id, 0, f"text of {name}", 3, f"hash-{doc_id}-0", [1.0, 0.0, 0.0, 0.0])]
+    doc = Document(doc_id, base.id, base.workspace_id, name, None, f"hash-{doc_id}", {}, 1, 3, CREATED)
+    return dataclasses.replace(doc, **fields), chunks
+
+
+def test_a_knowledge_base_reads_back_field_for_field(ports: Ports) -> None:
+    described = kb("kb-1", "Runbooks", description="On-call runbooks",
+                   profile=EmbeddingProfile("amazon.titan-embed-text-v2:0", 256))
+    bare = kb("kb-2", "Notes", tag_definitions=())
+    for item in (described, bare):
+        ports.catalog.create_knowledge_base(item)
+        assert ports.catalog.get_knowledge_base("ws1", item.id) == item
+        assert ports.catalog.find_knowledge_base_by_name("ws1", item.name) == item
+
+
+def test_unknown_or_foreign_knowledge_bases_are_none(ports: Ports) -> None:
+    ports.catalog.create_knowledge_base(kb("kb-1", "Runbooks"))
+    assert ports.catalog.get_knowledge_base("ws1", "kb-404") is None
+    assert ports.catalog.get_knowledge_base("ws2", "kb-1") is None  # another workspace never sees it
+    assert ports.catalog.find_knowledge_base_by_name("ws2", "Runbooks") is None
+    assert ports.catalog.find_knowledge_base_by_name("ws1", "runbooks") is None  # names are case-sensitive
+
+
+def test_listing_is_per_workspace_ordered_by_name_then_id(ports: Ports) -> None:
+    for item in (kb("kb-3", "beta"), kb("kb-1", "alpha"), kb("kb-9", "Alpha"), kb("kb-5", "other", "ws2")):
+        ports.catalog.create_knowledge_base(item)
+    assert [k.id for k in ports.catalog.list_knowledge_bases("ws1")] == ["kb-9", "kb-1", "kb-3"]
+    assert [k.id for k in ports.catalog.list_knowledge_bases("ws2")] == ["kb-5"]
+    assert ports.catalog.list_knowledge_bases("ws-empty") == []
+
+
+def test_a_duplicate_name_in_a_workspace_is_a_conflict_and_keeps_the_first(ports: Ports) -> None:
+    first = kb("kb-1", "Runbooks")
+    ports.catalog.create_knowledge_base(first)
+    with pytest.raises(Conflict):
+        ports.catalog.create_knowledge_base(kb("kb-2", "Runbooks", description="second"))
+    assert ports.catalog.find_knowledge_base_by_name("ws1", "Runbooks") == first
+    assert ports.catalog.get_knowledge_base("ws1", "kb-2") is None  # nothing of the refused write remains
+    ports.catalog.create_knowledge_base(kb("kb-3", "Runbooks", "ws2"))  # the same name in another workspace
+    assert ports.catalog.find_knowledge_base_by_name("ws2", "Runbooks") is not None
+
+
+def test_documents_read_back_by_id_and_name_within_their_knowledge_base(ports: Ports) -> None:
+    base, other = kb("kb-1", "Runbooks"), kb("kb-2", "Notes")
+    for item in (base, other):
+        ports.catalog.create_knowledge_base(item)
+    doc, chunks = document(base, "doc-1", "guide.md", source_url="https://docs.example/guide",
+                           tags={"team": "Platform", "priority": 2.0, "internal": True}, revision=3)
+    ports.index.write_document(base, doc, chunks)
+    assert ports.catalog.get_document("kb-1", "doc-1") == doc
+    assert ports.catalog.find_document_by_name("kb-1", "guide.md") == doc
+    assert ports.catalog.get_document("kb-2", "doc-1") is None
+    assert ports.catalog.find_document_by_name("kb-2", "guide.md") is None
+    assert ports.catalog.get_document("kb-1", "doc-404") is None
+
+
+def test_a_rewritten_document_replaces_the_record_and_a_delete_removes_it(ports: Ports) -> None:
+    base = kb("kb-1", "Runbooks")
+    ports.catalog.create_knowledge_base(base)
+    first, chunks = document(base, "doc-1", "guide.md")
+    ports.index.write_document(base, first, chunks)
+    second = dataclasses.replace(first, content_hash="hash-v2", revision=2, tags={"team": "Search"})
+    ports.index.write_document(base, second, chunks)
+    assert ports.catalog.get_document("kb-1", "doc-1") == second
+    ports.index.delete_document(base, "doc-1")
+    assert ports.catalog.get_document("kb-1", "doc-1") is None
+    assert ports.catalog.find_document_by_name("kb-1", "guide.md") is None
+
+
+def test_workspace_search_mode_defaults_to_none(ports: Ports) -> None:
+    assert ports.catalog.workspace_search_mode("ws-new") is None
+    ports.catalog.create_knowledge_base(kb("kb-1", "Runbooks"))
+    assert ports.catalog.workspace_search_mode("ws1") is None
+    ports.catalog.set_workspace_search_mode("ws1", "vector")
+    assert ports.catalog.workspace_search_mode("ws1") == "vector"
