@@ -10,7 +10,7 @@ import re
 import zipfile
 from xml.etree import ElementTree
 
-from agentkb.services.extract import Unreadable
+from agentkb.services.extract_text import Unreadable
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 MAX_XML_BYTES = 64 * 1024 * 1024

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import logging
 
-from agentkb.services.extract import Unreadable
+from agentkb.services.extract_text import Unreadable
 
 PAGE_SEPARATOR = "\n\n"
 
