@@ -127,6 +127,18 @@ class Index(Protocol):
         ...
 
 
+class IndexingQueue(Protocol):
+    """Documents accepted now and indexed in the background (202): the record shows `indexing` until then."""
+
+    def enqueue(self, document: Document) -> None:
+        """Store the record (status `indexing`, text included; earlier chunks stay searchable) and queue it."""
+        ...
+
+    def done(self, document: Document, error: str | None = None) -> None:
+        """Indexing ended: dequeue it; with an error the record's status becomes `failed` with the reason."""
+        ...
+
+
 class KeyStore(Protocol):
     def put_key(self, record: ApiKeyRecord) -> None: ...
 

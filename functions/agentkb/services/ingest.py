@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from agentkb.errors import BadRequest, Conflict, NotFound, WriteConflict
 from agentkb.models.domain import Chunk, Document, EmbeddingProfile, KnowledgeBase, Principal, TagValue
 from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
-from agentkb.ports import Catalog, Embedder, EmbeddingCache, Index, Tokenizer
+from agentkb.ports import Catalog, Embedder, EmbeddingCache, Index, IndexingQueue, Tokenizer
 from agentkb.services.chunking import (
     DEFAULT_CHUNK_TOKENS,
     DEFAULT_OVERLAP_TOKENS,
@@ -20,6 +20,7 @@ from agentkb.services.chunking import (
 from agentkb.services.tag_filters import assign_slots, validate_document_tags
 
 WRITE_ATTEMPTS = 3
+SYNC_INDEX_MAX_CHARS = 8_000
 
 
 @dataclass(frozen=True)
@@ -31,9 +32,12 @@ class IngestDeps:
     cache: EmbeddingCache | None = None
     chunk_tokens: int = DEFAULT_CHUNK_TOKENS
     overlap_tokens: int = DEFAULT_OVERLAP_TOKENS
+    # Longer documents are indexed in the background (202): ~20 chunks, a few hundred ms of embedding on 2 cores.
+    sync_max_chars: int = SYNC_INDEX_MAX_CHARS
+    queue: IndexingQueue | None = None  # None: every document is indexed within its request
 
 
-def _now() -> str:
+def now_iso() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
@@ -50,7 +54,7 @@ def create_knowledge_base(request: CreateKnowledgeBaseRequest, principal: Princi
     kb = KnowledgeBase(id=str(uuid.uuid4()), workspace_id=request.workspaceId, name=request.name,
                        description=request.description,
                        profile=EmbeddingProfile(model, deps.embedder.dimension), tag_definitions=tags,
-                       created_at=_now())
+                       created_at=now_iso())
     deps.catalog.create_knowledge_base(kb)
     return kb
 
@@ -121,7 +125,7 @@ def add_document(kb_id: str, request: AddDocumentRequest, principal: Principal, 
     if unchanged(previous, doc, digest):
         return previous  # type: ignore[return-value]
     # Embedding runs before, and outside, the write: only the final index write serializes with other writers.
-    pieces, vectors = _prepare(deps, kb, doc.content)
+    pieces, vectors = prepare(deps, kb, doc.content)
     return write_prepared(deps, kb, doc, pieces, vectors)
 
 
@@ -142,7 +146,7 @@ def write_prepared(deps: IngestDeps, kb: KnowledgeBase, doc: DocumentInput, piec
     raise Conflict("The document is being written concurrently; retry the request")
 
 
-def _prepare(deps: IngestDeps, kb: KnowledgeBase, content: str) -> tuple[list[TextChunk], dict[str, list[float]]]:
+def prepare(deps: IngestDeps, kb: KnowledgeBase, content: str) -> tuple[list[TextChunk], dict[str, list[float]]]:
     pieces = chunk_text(content, deps.tokenizer, deps.chunk_tokens, deps.overlap_tokens)
     if not pieces:
         raise BadRequest("The document has no text", details=[{"path": "content", "message": "no tokens"}])
@@ -154,7 +158,7 @@ def _document(kb: KnowledgeBase, doc: DocumentInput, previous: Document | None, 
     return Document(
         id=previous.id if previous else str(uuid.uuid4()), knowledge_base_id=kb.id, workspace_id=kb.workspace_id,
         name=doc.name, source_url=doc.source_url, content_hash=digest, tags=doc.tags, chunk_count=len(pieces),
-        token_count=sum(p.token_count for p in pieces), created_at=previous.created_at if previous else _now(),
+        token_count=sum(p.token_count for p in pieces), created_at=previous.created_at if previous else now_iso(),
         revision=(previous.revision + 1) if previous else 1, source_path=doc.source_path, content=doc.content)
 
 

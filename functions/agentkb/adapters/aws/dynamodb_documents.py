@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failure
 from agentkb.adapters.aws.dynamodb_tables import (
     DynamoDbTable,
     batch_get,
@@ -83,6 +84,19 @@ class DocumentItems(DynamoDbTable):
                  if keep is None or not i["sk"]["S"].startswith(keep)]
         batch_write(self.client, STORE, self.table,
                     [{"DeleteRequest": {"Key": key(f"KB#{kb_id}", sk)}} for sk in stale])
+
+    def mark_failed(self, kb_id: str, document_id: str, error: str) -> None:
+        """A queued document that could not be indexed: `failed` with the reason (only while still `indexing`)."""
+        try:
+            self.client.update_item(
+                TableName=self.table, Key=key(f"KB#{kb_id}", f"DOC#{document_id}"),
+                UpdateExpression="SET #st = :failed, #er = :error", ConditionExpression="#st = :indexing",
+                ExpressionAttributeNames={"#st": "status", "#er": "error"},
+                ExpressionAttributeValues={":failed": s("failed"), ":error": s(error[:1000]),
+                                           ":indexing": s("indexing")})
+        except Exception as exc:
+            if not is_conditional_failure(exc):  # already indexed by a later write, or deleted: nothing to mark
+                raise store_failure(exc, store=STORE) from exc
 
     def document_content(self, kb_id: str, document_id: str) -> str | None:
         record = self._get(f"KB#{kb_id}", f"DOC#{document_id}")
