@@ -3,6 +3,7 @@ parts, knowledge-base delete everywhere, key list/revoke with an immediate 401, 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from aws_backend import AwsBackend
@@ -29,16 +30,41 @@ def _kb(key: str, name: str) -> str:
     return str(body["data"]["id"])
 
 
-def test_documents_are_paged_and_their_text_comes_back_whole(aws_backend: AwsBackend) -> None:
+def _drain_queue(backend: AwsBackend) -> int:
+    """Deliver the ingest queue's messages to the real ingest lambda_handler, as the SQS event source would."""
+    from ingest.handler import lambda_handler
+
+    sqs = backend.env.client("sqs")
+    messages = sqs.receive_message(QueueUrl=backend.env.queue_url, MaxNumberOfMessages=10).get("Messages", [])
+    records = [{"messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
+                "attributes": {"ApproximateReceiveCount": "1"}, "messageAttributes": {}, "md5OfBody": m["MD5OfBody"],
+                "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:eu-west-1:123456789012:agentkb-test-ingest",
+                "awsRegion": "eu-west-1"} for m in messages]
+    if records:
+        result = lambda_handler({"Records": records}, SimpleNamespace(
+            function_name="agentkb-ingest", memory_limit_in_mb=1536, aws_request_id="r",
+            invoked_function_arn="arn:aws:lambda:eu-west-1:123456789012:function:agentkb-ingest",
+            get_remaining_time_in_millis=lambda: 60_000))
+        assert result == {"batchItemFailures": []}
+    return len(records)
+
+
+def test_big_documents_are_accepted_then_indexed_from_the_queue_and_paged(aws_backend: AwsBackend) -> None:
     key = aws_backend.key(["ws1"], ["api:read", "api:write"])
     kb = _kb(key, "docs")
-    big = " ".join(f"word{i}" for i in range(TEXT_PART_CHARS // 4))  # > one DynamoDB text part
+    big = " ".join(f"word{i}" for i in range(TEXT_PART_CHARS // 4))  # > one DynamoDB text part, > the 201 limit
     ids = []
     for i, content in enumerate(["alpha text", "beta text", big]):
         status, body = call("POST", f"{BASES}/{kb}/documents", key, {"workspaceId": "ws1", "name": f"d{i}.md",
                                                                      "content": content})
-        assert status == 201, body
+        assert status == (202 if content is big else 201), body
         ids.append(body["data"]["id"])
+    status, doc = call("GET", f"{BASES}/{kb}/documents/{ids[2]}", key, workspaceId="ws1")
+    assert (doc["data"]["status"], doc["data"]["content"]) == ("indexing", big)
+    assert _drain_queue(aws_backend) == 1
+    status, doc = call("GET", f"{BASES}/{kb}/documents/{ids[2]}", key, workspaceId="ws1")
+    assert status == 200 and doc["data"]["content"] == big and doc["data"]["status"] == "ready"
+    assert doc["data"]["chunkCount"] > 10
     seen, cursor = [], None
     while True:
         status, page = call("GET", f"{BASES}/{kb}/documents", key, workspaceId="ws1", limit="2",
@@ -48,8 +74,6 @@ def test_documents_are_paged_and_their_text_comes_back_whole(aws_backend: AwsBac
         if (cursor := page["nextCursor"]) is None:
             break
     assert sorted(seen) == sorted(ids)
-    status, doc = call("GET", f"{BASES}/{kb}/documents/{ids[2]}", key, workspaceId="ws1")
-    assert status == 200 and doc["data"]["content"] == big and doc["data"]["status"] == "ready"
     # a rewrite keeps exactly one revision's text
     call("POST", f"{BASES}/{kb}/documents", key, {"workspaceId": "ws1", "name": "d2.md", "content": "short now"})
     assert call("GET", f"{BASES}/{kb}/documents/{ids[2]}", key, workspaceId="ws1")[1]["data"]["content"] == "short now"

@@ -20,7 +20,7 @@ from agentkb.services.chunking import (
 from agentkb.services.tag_filters import assign_slots, validate_document_tags
 
 WRITE_ATTEMPTS = 3
-SYNC_INDEX_MAX_CHARS = 8_000
+SYNC_INDEX_MAX_CHARS = 32_000
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,8 @@ class IngestDeps:
     cache: EmbeddingCache | None = None
     chunk_tokens: int = DEFAULT_CHUNK_TOKENS
     overlap_tokens: int = DEFAULT_OVERLAP_TOKENS
-    # Longer documents are indexed in the background (202): ~20 chunks, a few hundred ms of embedding on 2 cores.
+    # Longer documents are indexed in the background (202): ~80 chunks, about half a second of embedding on an idle
+    # 2-core machine; writes behind it in the local gateway wait at most that long.
     sync_max_chars: int = SYNC_INDEX_MAX_CHARS
     queue: IndexingQueue | None = None  # None: every document is indexed within its request
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agentkb.cli import main
-from tests.unit.ingest.docfiles import pdf_bytes
+from tests.unit.data_ingest.docfiles import pdf_bytes
 
 
 @pytest.fixture()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentkb.services.extract import Unreadable, extract
-from tests.unit.ingest.docfiles import docx_bytes, pdf_bytes
+from tests.unit.data_ingest.docfiles import docx_bytes, pdf_bytes
 
 PAGE = b"""<!doctype html><html><head><title>Ignored title</title><style>p{color:red}</style>
 <script>var secret = "do not index";</script></head><body>
