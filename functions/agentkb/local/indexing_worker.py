@@ -20,7 +20,7 @@ from agentkb.composition import Ports
 from agentkb.services.background_ingest import index_pending
 
 POLL_S = 2.0
-NICENESS = 15
+NICENESS = 10
 
 
 def drain(ports: Ports) -> int:
