@@ -58,13 +58,13 @@ def run(source: Path, max_bytes: int) -> dict[str, Any]:
         files = sample(source, folder, max_bytes)
         os.environ.update({"AGENTKB_DATA_DIR": str(data), "POWERTOOLS_METRICS_DISABLED": "true",
                            "POWERTOOLS_TRACE_DISABLED": "true"})
-        from agentkb.adapters.factory import get_container
+        from agentkb.composition import get_ports
         from agentkb.local.ingest_files import discover, read_sources
         from agentkb.local.operator import create_kb, ingest_paths
         from agentkb.services.bulk_ingest import EMBED_BATCH
         from agentkb.services.chunking import chunk_text
 
-        container = get_container()
+        container = get_ports()
         kb = create_kb(container, "bench", "docs", None, [])
         found = discover([folder])
         sources = read_sources(kb, found.files, [], [])

@@ -9,7 +9,7 @@ from typing import Any
 from aws_backend import AwsBackend
 
 from agentkb.adapters.aws.dynamodb_documents import TEXT_PART_CHARS
-from agentkb.adapters.factory import get_container
+from agentkb.composition import get_ports
 from agentkb.services.bulk_ingest import IngestSummary, SourceDocument, ingest_documents, prune
 from agentkb.services.extract import ExtractedText
 from agentkb.services.ingest import IngestDeps
@@ -109,7 +109,7 @@ def test_deleting_a_knowledge_base_removes_chunks_records_and_names(aws_backend:
 def test_a_revoked_key_answers_401_on_the_next_request(aws_backend: AwsBackend) -> None:
     key = aws_backend.key(["ws1"], ["api:read", "api:write"])
     assert call("GET", BASES, key, workspaceId="ws1")[0] == 200
-    keys = get_container().keys
+    keys = get_ports().keys
     key_id = key.split("_")[1]
     assert [k.key_id for k in keys.list_keys()] == [key_id]
     assert keys.revoke_key(key_id) is True and keys.revoke_key("missing") is False
@@ -120,8 +120,8 @@ def test_a_revoked_key_answers_401_on_the_next_request(aws_backend: AwsBackend) 
 
 def test_bulk_ingest_identity_and_prune_on_aws(aws_backend: AwsBackend) -> None:
     key = aws_backend.key(["ws1"], ["api:read", "api:write"])
-    kb = get_container().catalog.get_knowledge_base("ws1", _kb(key, "bulk"))
-    c = get_container()
+    kb = get_ports().catalog.get_knowledge_base("ws1", _kb(key, "bulk"))
+    c = get_ports()
     deps = IngestDeps(c.catalog, c.index, c.embedder, c.tokenizer, c.embedding_cache)
 
     def source(name: str, path: str, text: str) -> SourceDocument:

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from agentkb.adapters.factory import get_container, reset_container
-from agentkb.api import ingest_routes
+from agentkb.api.functions import ingest_app
+from agentkb.api.ingest_routes import ingest_deps
+from agentkb.composition import get_ports, reset_ports
 from agentkb.local.indexing_worker import drain
 from tests.helpers import body_of, invoke, rest_event
 
@@ -17,8 +18,10 @@ BASES = "/api/v2/knowledge/bases"
 
 @pytest.fixture()
 def small_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    original = ingest_routes.ingest_deps
-    monkeypatch.setattr(ingest_routes, "ingest_deps", lambda: replace(original(), sync_max_chars=200))
+    def small(ports: Any) -> Any:  # called with the resolved bundle, like the provider it replaces
+        return replace(ingest_deps(ports), sync_max_chars=200)
+
+    monkeypatch.setitem(ingest_app().dependency_overrides, ingest_deps, small)
 
 
 def call(method: str, path: str, key: str, body: Any = None, **query: str) -> tuple[int, Any]:
@@ -48,12 +51,12 @@ def test_a_big_document_is_accepted_then_indexed_in_the_background(rw_key: str, 
     assert (shown["data"]["status"], shown["data"]["content"], shown["data"]["chunkCount"]) == ("indexing", TEXT, 0)
     assert search(rw_key, kb, "ferry island pier") == []  # not searchable yet: 202 never claims it is
     # Given a restart: a new process (container) on the same data directory finds the queued work
-    reset_container()
-    assert drain(get_container()) == 1
+    reset_ports()
+    assert drain(get_ports()) == 1
     status, shown = call("GET", f"{BASES}/{kb}/documents/{doc_id}", rw_key, workspaceId="ws1")
     assert shown["data"]["status"] == "ready" and shown["data"]["chunkCount"] >= 2 and shown["data"]["revision"] == 1
     assert search(rw_key, kb, "ferry island pier")[0] == "ferries.md"
-    assert drain(get_container()) == 0  # nothing left, nothing done twice
+    assert drain(get_ports()) == 0  # nothing left, nothing done twice
     # the same text again is unchanged (201, no new revision); small documents stay synchronous
     status, again = call("POST", f"{BASES}/{kb}/documents", rw_key, {"workspaceId": "ws1", "name": "ferries.md",
                                                                     "content": TEXT})
@@ -68,7 +71,7 @@ def test_a_document_that_cannot_be_indexed_fails_with_the_reason(rw_key: str, sm
     status, accepted = call("POST", f"{BASES}/{kb}/documents", rw_key, {"workspaceId": "ws1", "name": "blank.md",
                                                                        "content": " " * 500})
     assert status == 202
-    assert drain(get_container()) == 0
+    assert drain(get_ports()) == 0
     status, shown = call("GET", f"{BASES}/{kb}/documents/{accepted['data']['id']}", rw_key, workspaceId="ws1")
     assert shown["data"]["status"] == "failed" and shown["data"]["error"] == "The document has no text"
-    assert get_container().indexing_queue.pending() == []
+    assert get_ports().indexing_queue.pending() == []

@@ -86,7 +86,7 @@ def test_deleting_a_knowledge_base_removes_everything_and_search_answers_404(rw_
     status, body = call("POST", "/api/v2/knowledge/search", rw_key,
                         {"workspaceId": "ws1", "knowledgeBaseIds": [kb], "query": "doomed sentence"})
     assert status == 404 and body["error"]["code"] == "NOT_FOUND"
-    conn = container.db.connection()
+    conn = container.builder.database.connection()
     assert conn.execute("SELECT count(*) FROM chunks WHERE knowledge_base_id = ?", (kb,)).fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM documents WHERE knowledge_base_id = ?", (kb,)).fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'doomed'").fetchone()[0] == 0
