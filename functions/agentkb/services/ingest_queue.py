@@ -26,6 +26,7 @@ from agentkb.ports import Idempotency, RemainingTime
 from agentkb.services import ingest
 from agentkb.services.background_ingest import index_pending
 from agentkb.services.canonical_json import sha256_hex
+from agentkb.services.extract import TEXT_SUFFIXES, Unreadable, extract, supported
 from agentkb.services.ingest import IngestDeps
 
 UPLOAD_PREFIX = "uploads/"
@@ -70,12 +71,22 @@ def _from_s3(records: list[dict[str, Any]], read_object: ReadObject) -> list[Que
         bucket = record["s3"]["bucket"]["name"]
         key = unquote_plus(record["s3"]["object"]["key"])  # S3 notifications URL-encode keys
         workspace, kb_id, name = upload_location(key)
-        try:
-            content = read_object(bucket, key).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise PoisonMessage("Uploads must be UTF-8 text") from exc
+        content = _upload_text(name, read_object(bucket, key))
         out.append(QueuedDocument(kb_id, _request({"workspaceId": workspace, "name": name, "content": content})))
     return out
+
+
+def _upload_text(name: str, data: bytes) -> str:
+    """HTML (main text), DOCX and PDF uploads are extracted like the CLI's files; any other name is UTF-8 text."""
+    if supported(name) and not name.lower().endswith(TEXT_SUFFIXES):
+        try:
+            return extract(name, data).text
+        except Unreadable as exc:
+            raise PoisonMessage(f"Unreadable upload: {exc}") from exc
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PoisonMessage("Uploads must be UTF-8 text") from exc
 
 
 def parse_message(body: str, read_object: ReadObject) -> list[QueuedDocument]:
