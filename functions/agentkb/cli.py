@@ -1,4 +1,4 @@
-"""The `agentkb` command line: serve, keys, kb, ingest, demo, graph, snapshot, memory, mcp.
+"""The `agentkb` command line: serve, keys, kb, ingest, docs, search, demo, graph, snapshot, memory, mcp.
 
 Every command is `func(args, ports)`: `main` applies `--data-dir`, then hands each command the configured
 engine's bundle (composition.get_ports), so a command acts on the embedded or the AWS engine alike.
@@ -11,8 +11,9 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
-from agentkb import graph_cli, memory_cli, snapshot_cli
+from agentkb import data_cli, graph_cli, memory_cli, snapshot_cli
 from agentkb.composition import Ports, get_ports, reset_ports
 from agentkb.config import ConfigurationError, reset_settings
 from agentkb.errors import DomainError
@@ -59,18 +60,34 @@ def _cmd_kb_create(args: argparse.Namespace, ports: Ports) -> int:
     return 0
 
 
-def _cmd_kb_list(args: argparse.Namespace, ports: Ports) -> int:
-    for kb in ports.catalog.list_knowledge_bases(args.workspace):
-        print(f"{kb.id}\t{kb.name}\t{kb.profile.key}")
-    return 0
-
-
 def _cmd_ingest(args: argparse.Namespace, ports: Ports) -> int:
     from agentkb.local.operator import ingest_paths
 
-    summary = ingest_paths(ports, args.workspace, args.kb, args.paths, progress=not args.quiet)
-    print(json.dumps(summary))
-    return 0 if not summary["failed"] else 1
+    summary = ingest_paths(ports, args.workspace, args.kb, args.paths, progress=not args.quiet,
+                           replace=args.replace, prune=args.prune)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        _print_summary(summary)
+    return 0 if not (summary["failed"] or summary["conflicts"]) else 1
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    counts = ", ".join(f"{k} {summary[k]}" for k in ("created", "updated", "unchanged", "removed"))
+    print(f"{counts}, conflicts {len(summary['conflicts'])}, skipped {len(summary['skipped'])},"
+          f" failed {len(summary['failed'])}")
+    for d in summary["documents"]:
+        if d["outcome"] != "unchanged":
+            print(f"{d['outcome']}\t{d['id']}\t{d['name']}")
+    for c in summary["conflicts"]:
+        print(f"conflict\t{c['name']}\t{c['path']} (already ingested from {c['existingSourcePath']}; --replace"
+              " overwrites it)")
+    for s in summary["skipped"]:
+        print(f"skipped\t{s['path']}\t{s['reason']}")
+    for f in summary["failed"]:
+        print(f"failed\t{f['path']}\t{f['error']}")
+    for w in summary["warnings"]:
+        print(f"warning\t{w['path']}\t{w['message']}", file=sys.stderr)
 
 
 def _cmd_demo(args: argparse.Namespace, ports: Ports) -> int:
@@ -113,14 +130,20 @@ def build_parser() -> argparse.ArgumentParser:
                            help="tag definition, TYPE in text|number|date|boolean (repeatable)")
     kb_create.add_argument("--json", action="store_true")
     kb_create.set_defaults(func=_cmd_kb_create)
-    kb_list = kb.add_parser("list", parents=[common], help="list knowledge bases")
-    kb_list.add_argument("--workspace", required=True)
-    kb_list.set_defaults(func=_cmd_kb_list)
+    data_cli.add_kb_commands(kb, common)
+    data_cli.add_key_commands(keys, common)
+    data_cli.register(sub, common)
 
-    ingest = sub.add_parser("ingest", parents=[common], help="ingest .md/.txt files or folders")
+    ingest = sub.add_parser("ingest", parents=[common],
+                            help="ingest files or folders (.md .markdown .txt .html .htm .pdf .docx)")
     ingest.add_argument("--workspace", required=True)
     ingest.add_argument("--kb", required=True, help="knowledge base id or name")
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
+    ingest.add_argument("--replace", action="store_true",
+                        help="overwrite documents of the same name ingested from another source path")
+    ingest.add_argument("--prune", action="store_true",
+                        help="delete the KB's documents under the folders given whose files are gone")
+    ingest.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     ingest.add_argument("paths", nargs="+", type=Path)
     ingest.set_defaults(func=_cmd_ingest)
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         GraphStore,
         Idempotency,
         Index,
+        IndexingQueue,
         InvocationDeadline,
         KeyStore,
         MemoryStore,
@@ -68,6 +69,7 @@ class PortBuilder(Protocol):
     def idempotency(self, ports: Ports) -> Idempotency: ...
     def objects(self, ports: Ports) -> ObjectReader: ...
     def deadline(self, ports: Ports) -> InvocationDeadline: ...
+    def indexing_queue(self, ports: Ports) -> IndexingQueue: ...
 
 
 class PortOverrides(TypedDict, total=False):
@@ -88,6 +90,7 @@ class PortOverrides(TypedDict, total=False):
     idempotency: Idempotency
     objects: ObjectReader
     deadline: InvocationDeadline
+    indexing_queue: IndexingQueue
 
 
 class Ports:
@@ -173,6 +176,11 @@ class Ports:
     @cached_property
     def deadline(self) -> InvocationDeadline:
         return self.builder.deadline(self)
+
+    @cached_property
+    def indexing_queue(self) -> IndexingQueue:
+        """Big documents accepted with 202 and indexed in the background (issue 16)."""
+        return self.builder.indexing_queue(self)
 
 
 def build_ports(settings: Settings) -> Ports:

@@ -80,6 +80,18 @@ class Catalog(Protocol):
 
     def find_document_by_name(self, kb_id: str, name: str) -> Document | None: ...
 
+    def list_documents(self, kb_id: str, limit: int, cursor: str | None = None) -> tuple[list[Document], str | None]:
+        """A page of the KB's documents and the opaque cursor of the next page (None after the last)."""
+        ...
+
+    def document_content(self, kb_id: str, document_id: str) -> str | None:
+        """The document's full text as last written (None when unknown or never stored)."""
+        ...
+
+    def delete_knowledge_base(self, kb: KnowledgeBase) -> None:
+        """The KB and its document registry (the index has removed the chunks first)."""
+        ...
+
     def workspace_search_mode(self, workspace_id: str) -> str | None:
         """The workspace's default search mode policy, or None for the deployment default."""
         ...
@@ -93,6 +105,10 @@ class Index(Protocol):
         ...
 
     def delete_document(self, kb: KnowledgeBase, document_id: str) -> None: ...
+
+    def delete_knowledge_base(self, kb: KnowledgeBase) -> None:
+        """Every chunk, vector and index entry of the KB."""
+        ...
 
     def lexical_search(self, query: IndexQuery) -> list[IndexHit]:
         """BM25 leg: best hits per knowledge base, each KB capped at `limit_per_kb`."""
@@ -111,10 +127,30 @@ class Index(Protocol):
         ...
 
 
+class IndexingQueue(Protocol):
+    """Documents accepted now and indexed in the background (202): the record shows `indexing` until then."""
+
+    def enqueue(self, document: Document) -> None:
+        """Store the record (status `indexing`, text included; earlier chunks stay searchable) and queue it."""
+        ...
+
+    def done(self, document: Document, error: str | None = None) -> None:
+        """Indexing ended: dequeue it; with an error the record's status becomes `failed` with the reason."""
+        ...
+
+
 class KeyStore(Protocol):
     def put_key(self, record: ApiKeyRecord) -> None: ...
 
     def get_key(self, key_id: str) -> ApiKeyRecord | None: ...
+
+    def list_keys(self) -> list[ApiKeyRecord]:
+        """Every key record (hashes included; callers show ids, principals, reach and status only)."""
+        ...
+
+    def revoke_key(self, key_id: str) -> bool:
+        """Mark the key revoked (it answers 401 from the next request on); False when there is no such key."""
+        ...
 
 
 class SecretStore(Protocol):

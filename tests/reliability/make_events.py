@@ -241,9 +241,48 @@ def route_cases() -> dict[str, list[tuple[str, dict[str, Any], int, str | None]]
         ("reliability_snapshot_get_malformed_id", rest("GET", "/v1/snapshots/not-a-uuid", one_res,
                                                        params={"snapshotId": "not-a-uuid"}), 404, ERROR),
     ]
+    reli += management_cases()
     return {"search": [(f"reliability_{c}", e, s, sc) for c, e, s, sc in search],
             "ingest": [(f"reliability_{c}", e, s, sc) for c, e, s, sc in ingest],
             "reliability": reli}
+
+
+def management_cases() -> list[tuple[str, dict[str, Any], int, str | None]]:
+    """Issue 16: list, inspect and delete knowledge bases and documents (every shape, the documented statuses)."""
+    bases, one_res = "/api/v2/knowledge/bases", "/api/v2/knowledge/bases/{knowledgeBaseId}"
+    one, kbp, wsq = f"{bases}/{KB}", {"knowledgeBaseId": KB}, {"workspaceId": WS}
+    docs, docs_res = f"{one}/documents", one_res + "/documents"
+    doc, doc_res, docp = f"{docs}/{DOC}", docs_res + "/{documentId}", {**kbp, "documentId": DOC}
+    read = ("api:read",)
+    cases: list[tuple[str, dict[str, Any], int, str | None]] = []
+    for name, path, res, params, method, status, scopes in (
+            ("list_kbs", bases, bases, None, "GET", 200, read), ("get_kb", one, one_res, kbp, "GET", 200, read),
+            ("list_documents", docs, docs_res, kbp, "GET", 200, read),
+            ("get_document", doc, doc_res, docp, "GET", 200, read),
+            ("delete_kb", one, one_res, kbp, "DELETE", 204, ("api:write",))):
+        operation = {"list_kbs": "listKnowledgeBases", "get_kb": "getKnowledgeBase", "list_documents": "listDocuments",
+                     "get_document": "getDocument", "delete_kb": "deleteKnowledgeBase"}[name]
+        key = RO if method == "GET" else RW
+        cases += [
+            (f"reliability_{name}_rest", rest(method, path, res, key=key, query=wsq, params=params), status, None),
+            (f"reliability_{name}_v2", v2(method, path, res, key=key, query=wsq, params=params), status, None),
+            (f"reliability_{name}_direct", direct(operation, scopes=scopes, params=params, query=wsq), status, None),
+            (f"reliability_{name}_missing_key", rest(method, path, res, key=None, query=wsq, params=params), 401,
+             ERROR),
+            (f"reliability_{name}_no_workspace", rest(method, path, res, key=key, params=params), 400, ERROR),
+            (f"reliability_{name}_other_workspace", rest(method, path, res, key=key, query={"workspaceId": "nope"},
+                                                         params=params), 404, ERROR),
+        ]
+    cases += [
+        ("reliability_delete_kb_read_only", rest("DELETE", one, one_res, key=RO, query=wsq, params=kbp), 403, ERROR),
+        ("reliability_list_documents_bad_limit", rest("GET", docs, docs_res, key=RO, query={**wsq, "limit": "500"},
+                                                      params=kbp), 400, ERROR),
+        ("reliability_list_documents_bad_cursor", rest("GET", docs, docs_res, key=RO, query={**wsq, "cursor": "x!"},
+                                                       params=kbp), 400, ERROR),
+        ("reliability_get_document_unknown", rest("GET", f"{docs}/nope", doc_res, key=RO, query=wsq,
+                                                  params={**kbp, "documentId": "nope"}), 404, ERROR),
+    ]
+    return cases
 
 
 def write() -> int:

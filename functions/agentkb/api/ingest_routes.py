@@ -14,6 +14,8 @@ from agentkb.models.domain import KnowledgeBase
 from agentkb.models.ingest import (
     AddDocumentRequest,
     CreateKnowledgeBaseRequest,
+    DocumentAcceptedOut,
+    DocumentAcceptedResponse,
     DocumentOut,
     DocumentResponse,
     KnowledgeBaseOut,
@@ -22,6 +24,7 @@ from agentkb.models.ingest import (
     TagListResponse,
 )
 from agentkb.services import ingest
+from agentkb.services.background_ingest import submit_document
 from agentkb.services.ingest import IngestDeps
 
 router = Router()
@@ -30,7 +33,8 @@ WorkspaceQuery = Annotated[str, Query(alias="workspaceId", min_length=1, max_len
 
 def ingest_deps(ports: Annotated[Ports, Depends(get_ports)]) -> IngestDeps:
     """The ingest service's ports (also the queue consumer's and the CLI's)."""
-    return IngestDeps(ports.catalog, ports.index, ports.embedder, ports.tokenizer, ports.embedding_cache)
+    return IngestDeps(ports.catalog, ports.index, ports.embedder, ports.tokenizer, ports.embedding_cache,
+                      queue=ports.indexing_queue)
 
 
 Deps = Annotated[IngestDeps, Depends(ingest_deps)]
@@ -60,12 +64,17 @@ def list_tags(knowledgeBaseId: str, workspace_id: WorkspaceQuery, deps: Deps) ->
 
 
 @router.post("/api/v2/knowledge/bases/<knowledgeBaseId>/documents", operation_id="addDocument",
-             summary="Add a document (searchable when the 201 returns)",
+             summary="Add a document (201: searchable now; 202: big, indexed in the background - GET shows status)",
              responses={201: ok(DocumentResponse, "Indexed"),
+                        202: ok(DocumentAcceptedResponse, "Accepted; indexing in the background"),
                         409: ERRORS[400] | {"description": "This deployment cannot embed for the KB's profile"},
                         **ERRORS})
 def add_document(knowledgeBaseId: str, request: Annotated[AddDocumentRequest, Body()], deps: Deps) -> Response[Any]:
-    doc = ingest.add_document(knowledgeBaseId, request, current_principal(), deps)
+    doc, accepted = submit_document(knowledgeBaseId, request, current_principal(), deps)
+    if accepted:
+        return json_model_response(202, DocumentAcceptedResponse(data=DocumentAcceptedOut(
+            id=doc.id, knowledgeBaseId=doc.knowledge_base_id, name=doc.name, contentHash=doc.content_hash,
+            status="indexing")))
     out = DocumentOut(id=doc.id, knowledgeBaseId=doc.knowledge_base_id, name=doc.name, chunkCount=doc.chunk_count,
                       tokenCount=doc.token_count, contentHash=doc.content_hash, revision=doc.revision)
     return json_model_response(201, DocumentResponse(data=out))

@@ -38,6 +38,12 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("addDocument", "POST", "/api/v2/knowledge/bases/{knowledgeBaseId}/documents", "ingest", WRITE),
     RouteSpec("deleteDocument", "DELETE", "/api/v2/knowledge/bases/{knowledgeBaseId}/documents/{documentId}",
               "ingest", WRITE),
+    RouteSpec("listKnowledgeBases", "GET", "/api/v2/knowledge/bases", "ingest", READ),
+    RouteSpec("getKnowledgeBase", "GET", "/api/v2/knowledge/bases/{knowledgeBaseId}", "ingest", READ),
+    RouteSpec("deleteKnowledgeBase", "DELETE", "/api/v2/knowledge/bases/{knowledgeBaseId}", "ingest", WRITE),
+    RouteSpec("listDocuments", "GET", "/api/v2/knowledge/bases/{knowledgeBaseId}/documents", "ingest", READ),
+    RouteSpec("getDocument", "GET", "/api/v2/knowledge/bases/{knowledgeBaseId}/documents/{documentId}", "ingest",
+              READ),
     RouteSpec("writeMemory", "POST", "/v1/memories", "ingest", WRITE),
     RouteSpec("upsertGraph", "POST", "/v1/graph", "ingest", WRITE),
 )

@@ -40,7 +40,8 @@ def setup(ports: Ports) -> dict[str, Any]:
     """Idempotent: reuses the KB, skips unchanged documents, re-upserts the same graph."""
     kb = ports.catalog.find_knowledge_base_by_name(WORKSPACE, KB_NAME) or create_kb(
         ports, WORKSPACE, KB_NAME, "The demo company handbook", TAGS)
-    summary = ingest_paths(ports, WORKSPACE, kb.id, [DEMO_DIR / "docs"], progress=False)
+    # replace: the demo KB is the shipped corpus's own (older data dirs hold its documents without a source path)
+    summary = ingest_paths(ports, WORKSPACE, kb.id, [DEMO_DIR / "docs"], progress=False, replace=True)
     graph = _import_graph(ports)
     memories = _write_memories(ports)
     return {"kb": kb, "key": dev_key(ports), "documents": summary, "graph": graph, "memories": memories}
@@ -105,7 +106,8 @@ def run_demo(ports: Ports, host: str, port: int) -> None:
     base = f"http://{host}:{port}"
     docs = state["documents"]
     print(f"\nagentkb demo ready - workspace '{WORKSPACE}', knowledge base '{KB_NAME}' ({state['kb'].id}), "
-          f"{docs['documents']} documents / {docs['chunks']} chunks"
+          f"{docs['created'] + docs['updated'] + docs['unchanged']} documents ({docs['created']} new,"
+          f" {docs['unchanged']} unchanged)"
           + (f", graph {state['graph']['entities']} entities" if state["graph"] else "")
           + (f", {state['memories']} memories" if state["memories"] else ""))
     print("\nIn another terminal, once the server below says it is serving:\n")

@@ -142,6 +142,11 @@ def serve(host: str = "127.0.0.1", port: int = 8787, warm: bool = True) -> None:
         from agentkb.composition import get_ports
 
         get_ports().embedder.embed_query("warm up")
+    if get_settings().backend == "embedded":  # documents accepted with 202 (and any a killed server left queued)
+        from agentkb.composition import get_ports
+        from agentkb.local.indexing_worker import start
+
+        start(get_ports())
     print(f"agentkb serving on http://{host}:{server.server_port} (data: {get_settings().data_dir})", flush=True)
     try:
         server.serve_forever()

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 FieldType = Literal["text", "number", "date", "boolean"]
+DocumentStatus = Literal["indexing", "ready", "failed"]
 TagValue = str | float | bool
 
 # Typed slots per knowledge base: a tag name maps to one slot of its field type.
@@ -58,6 +59,10 @@ class Document:
     token_count: int
     created_at: str
     revision: int = 1
+    source_path: str | None = None  # the file a bulk ingest read it from (identity: see services/bulk_ingest)
+    status: DocumentStatus = "ready"
+    error: str | None = None
+    content: str | None = None  # the full text on writes; catalog reads leave it out (Catalog.document_content)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +76,7 @@ class Chunk:
     token_count: int
     content_hash: str
     embedding: list[float] | None = None
+    pages: tuple[int, ...] = ()  # PDF pages the chunk's text comes from (1-based), empty for other formats
 
 
 @dataclass(frozen=True, slots=True)

@@ -81,3 +81,53 @@ class DocumentOut(Model):
 
 class DocumentResponse(Model):
     data: DocumentOut
+
+
+class KnowledgeBaseListResponse(Model):
+    data: list[KnowledgeBaseOut]
+    nextCursor: str | None
+
+
+class DocumentSummaryOut(Model):
+    """A document in a list: identity, provenance, size and indexing status (no text)."""
+
+    id: str
+    knowledgeBaseId: str
+    name: str
+    sourceUrl: str | None
+    sourcePath: str | None
+    tags: dict[str, Any]
+    chunkCount: int
+    tokenCount: int
+    contentHash: str
+    revision: int
+    status: Literal["indexing", "ready", "failed"]
+    error: str | None = None
+    createdAt: str
+
+
+class DocumentListResponse(Model):
+    data: list[DocumentSummaryOut]
+    nextCursor: str | None
+
+
+class DocumentDetailOut(DocumentSummaryOut):
+    content: str | None
+
+
+class DocumentDetailResponse(Model):
+    data: DocumentDetailOut
+
+
+class DocumentAcceptedOut(Model):
+    """202: stored and queued; GET the document to see it become `ready` (or `failed`, with the reason)."""
+
+    id: str
+    knowledgeBaseId: str
+    name: str
+    contentHash: str
+    status: Literal["indexing"]
+
+
+class DocumentAcceptedResponse(Model):
+    data: DocumentAcceptedOut

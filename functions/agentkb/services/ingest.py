@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from agentkb.errors import BadRequest, Conflict, NotFound, WriteConflict
 from agentkb.models.domain import Chunk, Document, EmbeddingProfile, KnowledgeBase, Principal, TagValue
 from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
-from agentkb.ports import Catalog, Embedder, EmbeddingCache, Index, Tokenizer
+from agentkb.ports import Catalog, Embedder, EmbeddingCache, Index, IndexingQueue, Tokenizer
 from agentkb.services.chunking import (
     DEFAULT_CHUNK_TOKENS,
     DEFAULT_OVERLAP_TOKENS,
@@ -20,6 +20,7 @@ from agentkb.services.chunking import (
 from agentkb.services.tag_filters import assign_slots, validate_document_tags
 
 WRITE_ATTEMPTS = 3
+SYNC_INDEX_MAX_CHARS = 32_000
 
 
 @dataclass(frozen=True)
@@ -31,9 +32,13 @@ class IngestDeps:
     cache: EmbeddingCache | None = None
     chunk_tokens: int = DEFAULT_CHUNK_TOKENS
     overlap_tokens: int = DEFAULT_OVERLAP_TOKENS
+    # Longer documents are indexed in the background (202): ~80 chunks, about half a second of embedding on an idle
+    # 2-core machine; writes behind it in the local gateway wait at most that long.
+    sync_max_chars: int = SYNC_INDEX_MAX_CHARS
+    queue: IndexingQueue | None = None  # None: every document is indexed within its request
 
 
-def _now() -> str:
+def now_iso() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
@@ -50,7 +55,7 @@ def create_knowledge_base(request: CreateKnowledgeBaseRequest, principal: Princi
     kb = KnowledgeBase(id=str(uuid.uuid4()), workspace_id=request.workspaceId, name=request.name,
                        description=request.description,
                        profile=EmbeddingProfile(model, deps.embedder.dimension), tag_definitions=tags,
-                       created_at=_now())
+                       created_at=now_iso())
     deps.catalog.create_knowledge_base(kb)
     return kb
 
@@ -91,50 +96,79 @@ def prefetch_embeddings(deps: IngestDeps, kb: KnowledgeBase, contents: list[str]
     return len(missing)
 
 
+@dataclass(frozen=True)
+class DocumentInput:
+    """A document to write, validated: what the HTTP route and bulk ingest both hand to `write_prepared`."""
+
+    name: str
+    content: str
+    tags: dict[str, TagValue]
+    source_url: str | None = None
+    source_path: str | None = None
+    pages: tuple[tuple[int, ...], ...] = ()  # per chunk (PDF), aligned with the pieces; empty otherwise
+
+
+def unchanged(previous: Document | None, doc: DocumentInput, digest: str) -> bool:
+    """Same text, tags, URL and source: nothing to re-index (idempotent re-ingest)."""
+    return previous is not None and previous.status == "ready" and (
+        previous.content_hash, previous.tags, previous.source_url, previous.source_path) == (
+        digest, doc.tags, doc.source_url, doc.source_path)
+
+
 def add_document(kb_id: str, request: AddDocumentRequest, principal: Principal, deps: IngestDeps) -> Document:
     """Chunk, embed and index one document atomically; a document with the same name is replaced."""
     kb = get_knowledge_base(deps.catalog, principal, request.workspaceId, kb_id)
     if kb.profile.model != deps.embedder.model_id:
         raise Conflict("This deployment cannot embed for the knowledge base's embedding profile")
-    tags = validate_document_tags(kb, request.tags)
-    digest = content_hash(request.content)
-    prepared: tuple[list[TextChunk], dict[str, list[float]]] | None = None
+    doc = DocumentInput(request.name, request.content, validate_document_tags(kb, request.tags), request.sourceUrl)
+    digest = content_hash(doc.content)
+    previous = deps.catalog.find_document_by_name(kb.id, doc.name)
+    if unchanged(previous, doc, digest):
+        return previous  # type: ignore[return-value]
+    # Embedding runs before, and outside, the write: only the final index write serializes with other writers.
+    pieces, vectors = prepare(deps, kb, doc.content)
+    return write_prepared(deps, kb, doc, pieces, vectors)
+
+
+def write_prepared(deps: IngestDeps, kb: KnowledgeBase, doc: DocumentInput, pieces: list[TextChunk],
+                   vectors: dict[str, list[float]]) -> Document:
+    """Write a chunked, embedded document atomically (replacing the one of the same name), retrying lost races."""
+    digest = content_hash(doc.content)
     for _ in range(WRITE_ATTEMPTS):
-        previous = deps.catalog.find_document_by_name(kb.id, request.name)
-        if previous and (previous.content_hash, previous.tags, previous.source_url) == (digest, tags,
-                                                                                      request.sourceUrl):
-            return previous  # unchanged: nothing to re-index (idempotent re-ingest)
-        if prepared is None:  # chunked and embedded once, however many times the write is retried
-            prepared = _prepare(deps, kb, request.content)
-        document = _document(kb, request, previous, digest, tags, prepared[0])
+        previous = deps.catalog.find_document_by_name(kb.id, doc.name)
+        if unchanged(previous, doc, digest):
+            return previous  # type: ignore[return-value]
+        document = _document(kb, doc, previous, digest, pieces)
         try:
-            deps.index.write_document(kb, document, _chunks(document, *prepared))
+            deps.index.write_document(kb, document, _chunks(document, pieces, vectors, doc.pages))
         except WriteConflict:
             continue  # a concurrent write of the same name won the race: re-read it and replace it
         return document
     raise Conflict("The document is being written concurrently; retry the request")
 
 
-def _prepare(deps: IngestDeps, kb: KnowledgeBase, content: str) -> tuple[list[TextChunk], dict[str, list[float]]]:
+def prepare(deps: IngestDeps, kb: KnowledgeBase, content: str) -> tuple[list[TextChunk], dict[str, list[float]]]:
     pieces = chunk_text(content, deps.tokenizer, deps.chunk_tokens, deps.overlap_tokens)
     if not pieces:
         raise BadRequest("The document has no text", details=[{"path": "content", "message": "no tokens"}])
     return pieces, embed_chunks(deps, kb.profile, [(p.content_hash, p.content) for p in pieces])
 
 
-def _document(kb: KnowledgeBase, request: AddDocumentRequest, previous: Document | None, digest: str,
-              tags: dict[str, TagValue], pieces: list[TextChunk]) -> Document:
+def _document(kb: KnowledgeBase, doc: DocumentInput, previous: Document | None, digest: str,
+              pieces: list[TextChunk]) -> Document:
     return Document(
         id=previous.id if previous else str(uuid.uuid4()), knowledge_base_id=kb.id, workspace_id=kb.workspace_id,
-        name=request.name, source_url=request.sourceUrl, content_hash=digest, tags=tags, chunk_count=len(pieces),
-        token_count=sum(p.token_count for p in pieces), created_at=previous.created_at if previous else _now(),
-        revision=(previous.revision + 1) if previous else 1)
+        name=doc.name, source_url=doc.source_url, content_hash=digest, tags=doc.tags, chunk_count=len(pieces),
+        token_count=sum(p.token_count for p in pieces), created_at=previous.created_at if previous else now_iso(),
+        revision=(previous.revision + 1) if previous else 1, source_path=doc.source_path, content=doc.content)
 
 
-def _chunks(document: Document, pieces: list[TextChunk], vectors: dict[str, list[float]]) -> list[Chunk]:
+def _chunks(document: Document, pieces: list[TextChunk], vectors: dict[str, list[float]],
+            pages: tuple[tuple[int, ...], ...] = ()) -> list[Chunk]:
     return [Chunk(id=f"{document.id}:{document.revision}:{p.index}", document_id=document.id, chunk_index=p.index,
                   content=p.content, token_count=p.token_count, content_hash=p.content_hash,
-                  embedding=vectors[p.content_hash]) for p in pieces]
+                  embedding=vectors[p.content_hash], pages=pages[p.index] if p.index < len(pages) else ())
+            for p in pieces]
 
 
 def delete_document(kb_id: str, document_id: str, workspace_id: str, principal: Principal, deps: IngestDeps) -> None:

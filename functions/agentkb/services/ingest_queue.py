@@ -24,7 +24,9 @@ from agentkb.models.idempotency import IdempotentCall
 from agentkb.models.ingest import AddDocumentRequest
 from agentkb.ports import Idempotency, RemainingTime
 from agentkb.services import ingest
+from agentkb.services.background_ingest import index_pending
 from agentkb.services.canonical_json import sha256_hex
+from agentkb.services.extract import TEXT_SUFFIXES, Unreadable, extract, supported
 from agentkb.services.ingest import IngestDeps
 
 UPLOAD_PREFIX = "uploads/"
@@ -69,12 +71,22 @@ def _from_s3(records: list[dict[str, Any]], read_object: ReadObject) -> list[Que
         bucket = record["s3"]["bucket"]["name"]
         key = unquote_plus(record["s3"]["object"]["key"])  # S3 notifications URL-encode keys
         workspace, kb_id, name = upload_location(key)
-        try:
-            content = read_object(bucket, key).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise PoisonMessage("Uploads must be UTF-8 text") from exc
+        content = _upload_text(name, read_object(bucket, key))
         out.append(QueuedDocument(kb_id, _request({"workspaceId": workspace, "name": name, "content": content})))
     return out
+
+
+def _upload_text(name: str, data: bytes) -> str:
+    """HTML (main text), DOCX and PDF uploads are extracted like the CLI's files; any other name is UTF-8 text."""
+    if supported(name) and not name.lower().endswith(TEXT_SUFFIXES):
+        try:
+            return extract(name, data).text
+        except Unreadable as exc:
+            raise PoisonMessage(f"Unreadable upload: {exc}") from exc
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PoisonMessage("Uploads must be UTF-8 text") from exc
 
 
 def parse_message(body: str, read_object: ReadObject) -> list[QueuedDocument]:
@@ -97,8 +109,27 @@ def parse_message(body: str, read_object: ReadObject) -> list[QueuedDocument]:
 
 def ingest_message(body: str, deps: IngestDeps, read_object: ReadObject) -> list[Document]:
     """Ingest every document of one message; any failure fails the whole message (it is retried as a unit)."""
+    pending = _pending(body)
+    if pending is not None:  # a document accepted with 202 by the API: its text is in the catalog
+        written = index_pending(deps, *pending)
+        return [written] if written else []
     return [ingest.add_document(q.knowledge_base_id, q.request, QUEUE_PRINCIPAL, deps)
             for q in parse_message(body, read_object)]
+
+
+def _pending(body: str) -> tuple[str, str, str] | None:
+    """(workspace, knowledge base, document) of a background-indexing message, else None."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    ref = data.get("pendingDocument") if isinstance(data, dict) else None
+    if ref is None:
+        return None
+    fields = [ref.get(k) if isinstance(ref, dict) else None for k in ("workspaceId", "knowledgeBaseId", "documentId")]
+    if not all(isinstance(f, str) and f for f in fields):
+        raise PoisonMessage("pendingDocument needs workspaceId, knowledgeBaseId and documentId")
+    return fields[0], fields[1], fields[2]  # type: ignore[return-value]
 
 
 def _s3_identity(record: Any) -> list[str]:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         GraphStore,
         Idempotency,
         Index,
+    IndexingQueue,
         InvocationDeadline,
         KeyStore,
         MemoryStore,
@@ -157,3 +158,8 @@ class AwsBuilder:
         from agentkb.adapters.aws.aws_http import LambdaDeadline
 
         return LambdaDeadline()
+
+    def indexing_queue(self, ports: Ports) -> IndexingQueue:
+        from agentkb.adapters.aws.sqs_indexing import SqsIndexingQueue
+
+        return SqsIndexingQueue(self.dynamodb_catalog, self.client("sqs"), self._required("ingest_queue_url"))

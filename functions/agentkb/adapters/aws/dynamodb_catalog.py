@@ -16,7 +16,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failure
-from agentkb.adapters.aws.dynamodb_tables import DynamoDbTable, get_n, get_s, guarded, key, n, query_all, s
+from agentkb.adapters.aws.dynamodb_documents import DocumentItems, document_from_item, document_item
+from agentkb.adapters.aws.dynamodb_tables import get_n, get_s, guarded, key, n, query_all, s
 from agentkb.errors import Conflict
 from agentkb.models.domain import Document, EmbeddingProfile, KnowledgeBase, TagDefinition
 
@@ -31,14 +32,7 @@ def _kb(item: dict[str, Any]) -> KnowledgeBase:
                          tags, get_s(item, "created_at") or "")
 
 
-def _document(item: dict[str, Any]) -> Document:
-    return Document(get_s(item, "document_id") or "", get_s(item, "kb_id") or "", get_s(item, "workspace_id") or "",
-                    get_s(item, "name") or "", get_s(item, "source_url"), get_s(item, "content_hash") or "",
-                    json.loads(get_s(item, "tags") or "{}"), get_n(item, "chunk_count"), get_n(item, "token_count"),
-                    get_s(item, "created_at") or "", get_n(item, "revision", 1))
-
-
-class DynamoDbCatalog(DynamoDbTable):
+class DynamoDbCatalog(DocumentItems):
     """Catalog port (and the OpenSearch index's document registry) on the catalog table."""
 
     store = STORE
@@ -107,7 +101,7 @@ class DynamoDbCatalog(DynamoDbTable):
     # -- documents --------------------------------------------------------------------------------------
     def get_document(self, kb_id: str, document_id: str) -> Document | None:
         item = self._get(f"KB#{kb_id}", f"DOC#{document_id}")
-        return _document(item) if item else None
+        return document_from_item(item) if item else None
 
     def find_document_by_name(self, kb_id: str, name: str) -> Document | None:
         pointer = self._get(f"KB#{kb_id}", f"DOCNAME#{name}")
@@ -116,19 +110,14 @@ class DynamoDbCatalog(DynamoDbTable):
     def put_document(self, document: Document) -> None:
         """Commit a document record (after its chunks were indexed) and bump the KB's index version."""
         pk = f"KB#{document.knowledge_base_id}"
-        item = {**key(pk, f"DOC#{document.id}"), "document_id": s(document.id),
-                "kb_id": s(document.knowledge_base_id), "workspace_id": s(document.workspace_id),
-                "name": s(document.name), "content_hash": s(document.content_hash),
-                "tags": s(json.dumps(document.tags)),
-                "chunk_count": n(document.chunk_count), "token_count": n(document.token_count),
-                "created_at": s(document.created_at), "revision": n(document.revision)}
-        if document.source_url is not None:
-            item["source_url"] = s(document.source_url)
+        self.put_text(document)
         guarded(STORE, lambda: self.client.transact_write_items(TransactItems=[
-            {"Put": {"TableName": self.table, "Item": item}},
+            {"Put": {"TableName": self.table, "Item": document_item(document)}},
             {"Put": {"TableName": self.table, "Item": {**key(pk, f"DOCNAME#{document.name}"),
                                                        "document_id": s(document.id)}}},
             self._bump(document.knowledge_base_id)]))
+        if document.content is not None:
+            self.drop_text(document.knowledge_base_id, document.id, keep_revision=document.revision)
 
     def delete_document(self, kb_id: str, document_id: str) -> None:
         current = self.get_document(kb_id, document_id)
@@ -139,6 +128,7 @@ class DynamoDbCatalog(DynamoDbTable):
             {"Delete": {"TableName": self.table, "Key": key(pk, f"DOC#{document_id}")}},
             {"Delete": {"TableName": self.table, "Key": key(pk, f"DOCNAME#{current.name}")}},
             self._bump(kb_id)]))
+        self.drop_text(kb_id, document_id, keep_revision=None)
 
     def _bump(self, kb_id: str) -> dict[str, Any]:
         return {"Update": {"TableName": self.table, "Key": key(f"KB#{kb_id}", "#KB"),

@@ -39,13 +39,40 @@ class DynamoDbKeyStore:
             raise store_failure(exc, store="keys") from exc
 
     def get_key(self, key_id: str) -> ApiKeyRecord | None:
+        # A consistent read: a key revoked a moment ago must answer 401 now, not after replication catches up.
         item = guarded("keys", lambda: self._client().get_item(
-            TableName=self.table, Key=key(f"KEY#{key_id}", "#KEY"))).get("Item")
-        if not item:
-            return None
-        return ApiKeyRecord(key_id, get_s(item, "key_hash") or "", get_s(item, "principal") or key_id,
-                            get_strings(item, "workspaces"), get_strings(item, "scopes"),
-                            get_s(item, "created_at") or "", bool(item.get("revoked", {}).get("BOOL", False)))
+            TableName=self.table, Key=key(f"KEY#{key_id}", "#KEY"), ConsistentRead=True)).get("Item")
+        return _key(key_id, item) if item else None
+
+    def list_keys(self) -> list[ApiKeyRecord]:
+        """A scan: the keys table holds nothing but keys, and operators list them rarely."""
+        records: list[ApiKeyRecord] = []
+        kwargs: dict[str, Any] = {"TableName": self.table}
+        while True:
+            page = guarded("keys", lambda: self._client().scan(**kwargs))
+            records.extend(_key(i["pk"]["S"].removeprefix("KEY#"), i) for i in page.get("Items", [])
+                           if i.get("sk", {}).get("S") == "#KEY")
+            if "LastEvaluatedKey" not in page:
+                return sorted(records, key=lambda r: (r.created_at, r.key_id))
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def revoke_key(self, key_id: str) -> bool:
+        """Conditional on the key existing; every later authentication reads the item, so it answers 401 at once."""
+        try:
+            self._client().update_item(TableName=self.table, Key=key(f"KEY#{key_id}", "#KEY"),
+                                       UpdateExpression="SET revoked = :t", ConditionExpression="attribute_exists(pk)",
+                                       ExpressionAttributeValues={":t": {"BOOL": True}})
+        except Exception as exc:
+            if is_conditional_failure(exc):
+                return False
+            raise store_failure(exc, store="keys") from exc
+        return True
+
+
+def _key(key_id: str, item: dict[str, Any]) -> ApiKeyRecord:
+    return ApiKeyRecord(key_id, get_s(item, "key_hash") or "", get_s(item, "principal") or key_id,
+                        get_strings(item, "workspaces"), get_strings(item, "scopes"),
+                        get_s(item, "created_at") or "", bool(item.get("revoked", {}).get("BOOL", False)))
 
 
 class DynamoDbRateLimiter:

@@ -114,6 +114,13 @@ def _hit(raw: dict[str, Any], score: float, similarity: float | None) -> IndexHi
                     _clean_metadata(s.get("tags")), score, similarity)
 
 
+def _chunk_metadata(document: Document, chunk: Chunk) -> dict[str, Any]:
+    """The hit metadata stored with a chunk: the document's tags, plus a PDF chunk's pages (a tag so named wins)."""
+    if not chunk.pages or "pages" in document.tags:
+        return dict(document.tags)
+    return {**document.tags, "pages": list(chunk.pages)}
+
+
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     """Plain-Python cosine (no numpy in the AWS bundle); vectors are L2-normalised but we do not rely on it."""
     dot = sum(x * y for x, y in zip(a, b, strict=False))
@@ -177,8 +184,8 @@ class OpenSearchIndex:
                               "document_id": document.id, "document_name": document.name,
                               "source_url": document.source_url, "chunk_index": c.chunk_index,
                               "content": c.content, "token_count": c.token_count, "content_hash": c.content_hash,
-                              "revision": document.revision, "tags": document.tags, "embedding": c.embedding,
-                              **slots})
+                              "revision": document.revision, "tags": _chunk_metadata(document, c),
+                              "embedding": c.embedding, **slots})
             self._bulk(name, lines)
         self.registry.put_document(document)  # the commit point
 
@@ -187,8 +194,15 @@ class OpenSearchIndex:
         self._delete_chunks(name, kb, document_id)
         self.registry.delete_document(kb.id, document_id)
 
-    def _delete_chunks(self, name: str, kb: KnowledgeBase, document_id: str) -> None:
-        filters = [{"term": {"knowledge_base_id": kb.id}}, {"term": {"document_id": document_id}}]
+    def delete_knowledge_base(self, kb: KnowledgeBase) -> None:
+        """Every chunk of the KB (looked up by id: AOSS has no delete-by-query); the catalog goes after."""
+        self._delete_chunks(index_name(self.prefix, kb.profile), kb, None)
+        self._kb_index.pop((kb.workspace_id, kb.id), None)
+
+    def _delete_chunks(self, name: str, kb: KnowledgeBase, document_id: str | None) -> None:
+        filters: list[dict[str, Any]] = [{"term": {"knowledge_base_id": kb.id}}]  # KB ids are unique uuids
+        if document_id is not None:
+            filters.append({"term": {"document_id": document_id}})
         ids = list(lookup_ids(self.client, name, filters, "chunk_id"))
         for start in range(0, len(ids), LOOKUP_PAGE):
             self._bulk(name, [{"delete": {"_index": name, "_id": i}} for i in ids[start:start + LOOKUP_PAGE]])

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         GraphStore,
         Idempotency,
         Index,
+    IndexingQueue,
         InvocationDeadline,
         KeyStore,
         MemoryStore,
@@ -46,6 +47,7 @@ class EmbeddedBuilder:
         import agentkb.adapters.embedded.sqlite_catalog
         import agentkb.adapters.embedded.sqlite_graph
         import agentkb.adapters.embedded.sqlite_idempotency
+        import agentkb.adapters.embedded.sqlite_indexing
         import agentkb.adapters.embedded.sqlite_memory
         import agentkb.adapters.embedded.sqlite_security
         import agentkb.adapters.embedded.sqlite_snapshot  # noqa: F401
@@ -129,3 +131,8 @@ class EmbeddedBuilder:
         from agentkb.adapters.embedded.local_basics import NoDeadline
 
         return NoDeadline()
+
+    def indexing_queue(self, ports: Ports) -> IndexingQueue:
+        from agentkb.adapters.embedded.sqlite_indexing import SqliteIndexingQueue
+
+        return SqliteIndexingQueue(self.database)

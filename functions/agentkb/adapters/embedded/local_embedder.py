@@ -88,7 +88,9 @@ class LocalEmbedder:
             # lexical leg) by ~1 ms p50 and ~2.5 ms p95 in bench/latency.py, with no loss in bench/load.py. Document
             # batches use every core (up to 4: more threads than cores halves throughput on small machines).
             cores = os.cpu_count() or 1
-            self._sessions = {"query": _session(path, min(2, cores)), "batch": _session(path, max(1, min(4, cores)))}
+            self._sessions = {"query": _session(path, min(2, cores)), "batch": _session(path, max(1, min(4, cores))),
+                              # background indexing: one thread, the caller's, so its lowered priority holds
+                              "background": _session(path, 1)}
             self._input_names = {i.name for i in self._sessions["query"].get_inputs()}
             self._tokenizer = tokenizer
 
@@ -116,15 +118,31 @@ class LocalEmbedder:
     def embed_query(self, text: str) -> list[float]:
         return self._encode([text], "query")[0]
 
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+    def embed_documents(self, texts: Sequence[str], session: str = "batch") -> list[list[float]]:
         """Batches of similar length (little padding), results in input order."""
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out: list[list[float]] = [[] for _ in texts]
         for start in range(0, len(order), BATCH_SIZE):
             batch = order[start:start + BATCH_SIZE]
-            for i, vector in zip(batch, self._encode([texts[i] for i in batch], "batch"), strict=True):
+            for i, vector in zip(batch, self._encode([texts[i] for i in batch], session), strict=True):
                 out[i] = vector
         return out
+
+
+class BackgroundEmbedder:
+    """The same model for the background indexer: document batches on the calling thread only (a one-thread
+    session), so a worker thread running at low OS priority leaves the cores to requests (issue 16)."""
+
+    def __init__(self, embedder: LocalEmbedder) -> None:
+        self._embedder = embedder
+        self.model_id = embedder.model_id
+        self.dimension = embedder.dimension
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._embedder.embed_query(text)
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._embedder.embed_documents(texts, session="background")
 
 
 def _session(path: Path, threads: int) -> Any:

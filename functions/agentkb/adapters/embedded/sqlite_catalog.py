@@ -8,6 +8,7 @@ import sqlite3
 from agentkb.adapters.embedded.sqlite_db import Database, register_schema
 from agentkb.errors import Conflict
 from agentkb.models.domain import Document, EmbeddingProfile, KnowledgeBase, TagDefinition
+from agentkb.paging import decode_cursor, encode_cursor, is_string_pair
 
 _TAG_COLUMNS = ", ".join(
     [f"text{i} TEXT" for i in range(1, 8)] + [f"number{i} REAL" for i in range(1, 6)]
@@ -38,7 +39,16 @@ CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
     INSERT INTO chunks_fts(rowid, content) VALUES (new.rowid, new.content); END;
 CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
     INSERT INTO chunks_fts(chunks_fts, rowid, content) VALUES ('delete', old.rowid, old.content); END;
-""")
+""", columns={
+    # issue 16: where a document came from, its indexing status and its text (GET document shows it)
+    "documents": ("source_path TEXT", "status TEXT NOT NULL DEFAULT 'ready'", "error TEXT", "content TEXT"),
+    "chunks": ("pages TEXT",),
+})
+
+
+# Every document column but its text: registry reads stay small however big the documents are.
+DOCUMENT_COLUMNS = ("id, knowledge_base_id, workspace_id, name, source_url, content_hash, tags, chunk_count,"
+                    " token_count, created_at, revision, source_path, status, error")
 
 
 def _kb(row: sqlite3.Row) -> KnowledgeBase:
@@ -50,7 +60,7 @@ def _kb(row: sqlite3.Row) -> KnowledgeBase:
 def document_from_row(row: sqlite3.Row) -> Document:
     return Document(row["id"], row["knowledge_base_id"], row["workspace_id"], row["name"], row["source_url"],
                     row["content_hash"], json.loads(row["tags"]), row["chunk_count"], row["token_count"],
-                    row["created_at"], row["revision"])
+                    row["created_at"], row["revision"], row["source_path"], row["status"], row["error"])
 
 
 class SqliteCatalog:
@@ -104,10 +114,33 @@ class SqliteCatalog:
 
     def get_document(self, kb_id: str, document_id: str) -> Document | None:
         row = self.db.connection().execute(
-            "SELECT * FROM documents WHERE id = ? AND knowledge_base_id = ?", (document_id, kb_id)).fetchone()
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = ? AND knowledge_base_id = ?",
+            (document_id, kb_id)).fetchone()
         return document_from_row(row) if row else None
 
     def find_document_by_name(self, kb_id: str, name: str) -> Document | None:
         row = self.db.connection().execute(
-            "SELECT * FROM documents WHERE knowledge_base_id = ? AND name = ?", (kb_id, name)).fetchone()
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE knowledge_base_id = ? AND name = ?",
+            (kb_id, name)).fetchone()
         return document_from_row(row) if row else None
+
+    def list_documents(self, kb_id: str, limit: int, cursor: str | None = None) -> tuple[list[Document], str | None]:
+        """A page of the KB's documents by name; the cursor holds the last (name, id) shown."""
+        after = decode_cursor(cursor, is_string_pair) if cursor else ["", ""]
+        rows = self.db.connection().execute(
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE knowledge_base_id = ? AND (name, id) > (?, ?)"
+            " ORDER BY name, id LIMIT ?", (kb_id, after[0], after[1], limit + 1)).fetchall()
+        page = [document_from_row(r) for r in rows[:limit]]
+        return page, encode_cursor([page[-1].name, page[-1].id]) if len(rows) > limit else None
+
+    def document_content(self, kb_id: str, document_id: str) -> str | None:
+        row = self.db.connection().execute("SELECT content FROM documents WHERE id = ? AND knowledge_base_id = ?",
+                                           (document_id, kb_id)).fetchone()
+        return row["content"] if row else None
+
+    def delete_knowledge_base(self, kb: KnowledgeBase) -> None:
+        """The KB and its document registry, in one transaction (the index removed the chunks first)."""
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM chunks WHERE knowledge_base_id = ?", (kb.id,))  # any a crash left behind
+            conn.execute("DELETE FROM documents WHERE knowledge_base_id = ?", (kb.id,))
+            conn.execute("DELETE FROM knowledge_bases WHERE id = ? AND workspace_id = ?", (kb.id, kb.workspace_id))

@@ -9,12 +9,26 @@ from contextlib import contextmanager
 from pathlib import Path
 
 _SCHEMAS: dict[str, str] = {}
+_COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {}
 _lock = threading.RLock()
 
 
-def register_schema(name: str, ddl: str) -> None:
-    """Add a module's tables (idempotent DDL: CREATE ... IF NOT EXISTS) to every database opened after."""
+def register_schema(name: str, ddl: str, columns: dict[str, tuple[str, ...]] | None = None) -> None:
+    """Add a module's tables (idempotent DDL: CREATE ... IF NOT EXISTS) to every database opened after.
+
+    `columns` (table -> column definitions) are added to tables of older databases that lack them, so a data
+    directory made by an earlier version keeps working (CREATE TABLE IF NOT EXISTS never adds a column).
+    """
     _SCHEMAS[name] = ddl
+    _COLUMNS[name] = columns or {}
+
+
+def _add_missing_columns(conn: sqlite3.Connection, columns: dict[str, tuple[str, ...]]) -> None:
+    for table, definitions in columns.items():
+        have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        for definition in definitions:
+            if definition.split()[0] not in have:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {definition}")
 
 
 class Database:
@@ -49,6 +63,7 @@ class Database:
                 if name in self._applied:
                     continue
                 conn.executescript(_SCHEMAS[name])
+                _add_missing_columns(conn, _COLUMNS.get(name, {}))
                 self._applied.add(name)
 
     @contextmanager

@@ -89,7 +89,7 @@ class SqliteIndex:
         slots = {t.slot: document.tags.get(t.tag_name) for t in kb.tag_definitions}
         slot_values = {s: (int(v) if isinstance(v, bool) else v) for s, v in slots.items()}
         columns = ["id", "workspace_id", "knowledge_base_id", "document_id", "chunk_index", "content",
-                   "token_count", "content_hash", "embedding", *slot_values]
+                   "token_count", "content_hash", "embedding", "pages", *slot_values]
         sql = f"INSERT INTO chunks ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
         try:
             self._write(kb, document, chunks, sql, slot_values)
@@ -104,18 +104,29 @@ class SqliteIndex:
             conn.execute("DELETE FROM chunks WHERE document_id = ?", (document.id,))
             conn.execute(
                 "INSERT INTO documents (id, knowledge_base_id, workspace_id, name, source_url, content_hash, tags,"
-                " chunk_count, token_count, created_at, revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " chunk_count, token_count, created_at, revision, source_path, status, error, content)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT(id) DO UPDATE SET name=excluded.name, source_url=excluded.source_url,"
                 " content_hash=excluded.content_hash, tags=excluded.tags, chunk_count=excluded.chunk_count,"
-                " token_count=excluded.token_count, revision=excluded.revision",
+                " token_count=excluded.token_count, revision=excluded.revision, source_path=excluded.source_path,"
+                " status=excluded.status, error=excluded.error, content=excluded.content",
                 (document.id, kb.id, kb.workspace_id, document.name, document.source_url, document.content_hash,
                  json.dumps(document.tags), document.chunk_count, document.token_count, document.created_at,
-                 document.revision))
+                 document.revision, document.source_path, document.status, document.error, document.content))
             conn.executemany(sql, [
                 (c.id, kb.workspace_id, kb.id, document.id, c.chunk_index, c.content, c.token_count,
                  c.content_hash, np.asarray(c.embedding, dtype=np.float32).tobytes() if c.embedding else None,
-                 *slot_values.values()) for c in chunks])
+                 json.dumps(list(c.pages)) if c.pages else None, *slot_values.values()) for c in chunks])
             conn.execute("UPDATE knowledge_bases SET version = version + 1 WHERE id = ?", (kb.id,))
+
+    def delete_knowledge_base(self, kb: KnowledgeBase) -> None:
+        """Every chunk, vector and FTS entry of the KB (the FTS rows go with the chunks' delete trigger)."""
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM chunks WHERE knowledge_base_id = ? AND workspace_id = ?",
+                         (kb.id, kb.workspace_id))
+            conn.execute("UPDATE knowledge_bases SET version = version + 1 WHERE id = ?", (kb.id,))
+        with self._lock:
+            self._matrices.pop(kb.id, None)
 
     def delete_document(self, kb: KnowledgeBase, document_id: str) -> None:
         with self.db.transaction() as conn:
@@ -243,10 +254,13 @@ class SqliteIndex:
             part = list(rowids[start:start + 500])
             rows = conn.execute(
                 "SELECT c.rowid, c.id, c.knowledge_base_id, c.document_id, c.chunk_index, c.content, d.name,"
-                " d.source_url, d.tags FROM chunks c JOIN documents d ON d.id = c.document_id"
+                " d.source_url, d.tags, c.pages FROM chunks c JOIN documents d ON d.id = c.document_id"
                 f" WHERE c.workspace_id = ? AND c.rowid IN ({','.join('?' * len(part))})", (workspace_id, *part))
             for r in rows:
-                out[r[0]] = IndexHit(r[1], r[2], r[3], r[6], r[7], r[5], r[4], _clean_metadata(json.loads(r[8])), 0.0)
+                metadata = _clean_metadata(json.loads(r[8]))
+                if r[9] is not None:  # a PDF chunk's pages; a tag of the same name keeps its value
+                    metadata.setdefault("pages", json.loads(r[9]))
+                out[r[0]] = IndexHit(r[1], r[2], r[3], r[6], r[7], r[5], r[4], metadata, 0.0)
         return out
 
 

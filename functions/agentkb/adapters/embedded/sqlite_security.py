@@ -53,10 +53,19 @@ class SqliteKeyStore:
 
     def get_key(self, key_id: str) -> ApiKeyRecord | None:
         row = self.db.connection().execute("SELECT * FROM api_keys WHERE key_id = ?", (key_id,)).fetchone()
-        if row is None:
-            return None
-        return ApiKeyRecord(row["key_id"], row["key_hash"], row["principal"], tuple(json.loads(row["workspaces"])),
-                            tuple(json.loads(row["scopes"])), row["created_at"], bool(row["revoked"]))
+        return _key(row) if row else None
+
+    def list_keys(self) -> list[ApiKeyRecord]:
+        return [_key(r) for r in self.db.connection().execute("SELECT * FROM api_keys ORDER BY created_at, key_id")]
+
+    def revoke_key(self, key_id: str) -> bool:
+        with self.db.transaction() as conn:
+            return conn.execute("UPDATE api_keys SET revoked = 1 WHERE key_id = ?", (key_id,)).rowcount > 0
+
+
+def _key(row: sqlite3.Row) -> ApiKeyRecord:
+    return ApiKeyRecord(row["key_id"], row["key_hash"], row["principal"], tuple(json.loads(row["workspaces"])),
+                        tuple(json.loads(row["scopes"])), row["created_at"], bool(row["revoked"]))
 
 
 class SqliteRateLimiter:

@@ -1,0 +1,41 @@
+"""The AWS background-indexing queue: the record (with its text) in the catalog, a reference on the ingest queue.
+
+The message carries ids only (SQS holds 256 KB; a document may be 1.5 M characters): the ingest function's
+queue consumer reads the text back from the catalog (services/background_ingest.index_pending).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from agentkb.adapters.aws.dynamodb_catalog import DynamoDbCatalog
+from agentkb.adapters.aws.dynamodb_tables import guarded
+from agentkb.models.domain import Document
+
+
+def pending_message(document: Document) -> str:
+    return json.dumps({"pendingDocument": {"workspaceId": document.workspace_id,
+                                           "knowledgeBaseId": document.knowledge_base_id,
+                                           "documentId": document.id,
+                                           # a later write of other text is new work, not a duplicate message
+                                           "contentHash": document.content_hash}})
+
+
+class SqsIndexingQueue:
+    def __init__(self, catalog: DynamoDbCatalog, sqs: Callable[[], Any], queue_url: str) -> None:
+        self.catalog = catalog
+        self._sqs = sqs
+        self.queue_url = queue_url
+
+    def enqueue(self, document: Document) -> None:
+        # Record first: a message whose record is missing would find nothing to index; a record whose message
+        # failed to send answers 503 to the client, who retries the same write.
+        self.catalog.put_document(document)
+        guarded("ingest-queue", lambda: self._sqs().send_message(QueueUrl=self.queue_url,
+                                                                 MessageBody=pending_message(document)))
+
+    def done(self, document: Document, error: str | None = None) -> None:
+        if error is not None:
+            self.catalog.mark_failed(document.knowledge_base_id, document.id, error)
