@@ -17,6 +17,7 @@ from agentkb.errors import DomainError
 
 if TYPE_CHECKING:
     from agentkb.composition import Ports
+    from agentkb.mcp.server import ToolRunner
 
 STDIO_NEEDS_KEY = "AGENTKB_KEY is not set: export the API key the MCP server should present (agentkb keys create)"
 
@@ -46,7 +47,7 @@ def _workspaces_of(key: str) -> tuple[str, ...] | None:
         return None
 
 
-def build_runner(args: argparse.Namespace) -> Any:
+def build_runner(args: argparse.Namespace) -> ToolRunner:
     from agentkb.mcp.backends import HttpApi, InProcessApi
     from agentkb.mcp.server import ToolRunner
 
@@ -56,7 +57,8 @@ def build_runner(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace, ports: Ports) -> int:
-    """Serve until stdin closes (stdio) or the process is stopped (HTTP)."""
+    """Serve until stdin closes (stdio) or the process is stopped (HTTP). `ports` is unused: in-process calls go
+    through the handlers, which take the process's bundle themselves."""
     from agentkb.config import client_api_key
 
     if args.url and args.data_dir:
@@ -76,7 +78,7 @@ def run(args: argparse.Namespace, ports: Ports) -> int:
     return 0
 
 
-async def serve_stdio(runner: Any, key: str | None) -> None:
+async def serve_stdio(runner: ToolRunner, key: str | None) -> None:
     from mcp.server.stdio import stdio_server
 
     from agentkb.mcp.server import build_server
@@ -86,7 +88,7 @@ async def serve_stdio(runner: Any, key: str | None) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-async def serve_http(runner: Any, host: str, port: int) -> None:
+async def serve_http(runner: ToolRunner, host: str, port: int) -> None:
     """Streamable HTTP at http://HOST:PORT/mcp (stateless, JSON responses); the bound address on stdout first."""
     import uvicorn
 
