@@ -35,14 +35,8 @@ class InProcessApi:
     """The embedded engine in this process: a REST v1 proxy event, as `agentkb serve` builds, to the real handler."""
 
     def call(self, request: ApiRequest, key: str | None) -> ApiResponse:
-        from agentkb.api.routes_table import match_route
         from agentkb.local.server import dispatch, to_rest_event
 
-        if match_route(request.method, request.path) is None:
-            from agentkb.mcp.catalog_fallback import ROUTE, list_from_catalog
-
-            if (request.method, request.path) == (ROUTE.method, ROUTE.path):
-                return list_from_catalog(request, key)
         body = b"" if request.body is None else json.dumps(request.body).encode("utf-8")
         event = to_rest_event(request.method, api_target(request), api_headers(key), body)
         response = dispatch(event)

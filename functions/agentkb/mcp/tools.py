@@ -180,7 +180,8 @@ LIST_KNOWLEDGE_BASES = ToolSpec(
     query_schema={
         "workspaceId": {"type": "string", "minLength": 1, "maxLength": 128, "description": "Workspace to list."},
         "limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50, "description": "Page size."},
-        "cursor": {"type": "string", "description": "nextCursor of the previous page."}},
+        "cursor": {"type": "string", "minLength": 1, "maxLength": 2048,
+                   "description": "nextCursor of the previous page (opaque)."}},
 )
 
 TOOLS: tuple[ToolSpec, ...] = (SEARCH_KNOWLEDGE, SEARCH_GRAPH, RECALL, CREATE_SNAPSHOT, WRITE_MEMORY,
