@@ -2,4 +2,5 @@
 (port_engines.py), importable by the tests."""
 
 from contract_engines import engine  # noqa: F401
+from graph_engines import both  # noqa: F401,E402
 from port_engines import aws, aws_backend, aws_settings, ports  # noqa: F401

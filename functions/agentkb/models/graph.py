@@ -6,16 +6,43 @@ response is `schemas/workspace-knowledge-search.v1.schema.json`.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, FiniteFloat, StrictBool, StrictInt, StrictStr, field_validator
 
 from agentkb.models.base import Model
+
+# The store's records and the text rules live in their own modules; re-exported here, where callers look first.
+from agentkb.models.graph_records import (
+    EntityRecord,
+    GraphBatch,
+    GraphMatch,
+    GraphMatchPage,
+    GraphMatchQuery,
+    NeighbourhoodTotals,
+    ProofRecord,
+    RelationRecord,
+    WriteCounts,
+)
+from agentkb.models.graph_text import (
+    MAX_QUERY_TERMS,
+    canonical_json,
+    entity_terms,
+    identity_fingerprint,
+    normalise_text,
+    tokenize,
+)
+
+__all__ = [
+    "CONFIDENCE_LEVELS", "MAX_BATCH_ITEMS", "MAX_QUERY_TERMS", "RELATION_KINDS", "TRUST_LEVELS", "ENTITY_KINDS",
+    "EntityKind", "EntityRecord", "GraphBatch", "GraphEntity", "GraphMatch", "GraphMatchPage", "GraphMatchQuery",
+    "GraphProof", "GraphRelation", "GraphSearchRequest", "GraphSearchResponse", "GraphWriteCounts",
+    "GraphWriteRequest", "GraphWriteResponse", "Identity", "NeighbourhoodTotals", "ProofRecord", "RelationKind",
+    "RelationRecord", "WriteCounts", "canonical_json", "entity_terms", "identity_fingerprint",
+    "is_absolute_local_path", "normalise_text", "tokenize",
+]
 
 ENTITY_KINDS: tuple[str, ...] = (
     "workspace", "project", "service", "api", "endpoint", "schema", "module", "file", "symbol", "database",
@@ -142,181 +169,6 @@ class GraphSearchRequest(_Strict):
     projectId: GraphId | None = None
     limit: Annotated[int, Field(ge=1, le=100)] = 12
     projection: Projection = "full"
-
-
-# ---- store records (plain dataclasses: the hot path builds thousands of them) ----
-
-@dataclass(frozen=True, slots=True)
-class EntityRecord:
-    """An entity as stored. `doc` is its public JSON shape (the search response's entity item)."""
-
-    id: str
-    kind: str
-    label: str
-    project_id: str | None
-    identity_key: str
-    identity_scope: str
-    aliases: tuple[str, ...]
-    fingerprint: str
-    attributes: dict[str, Any] = field(default_factory=dict)
-    proof_ids: tuple[str, ...] = ()
-
-    def doc(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "kind": self.kind, "label": self.label}
-        if self.project_id:
-            out["projectId"] = self.project_id
-        out["identity"] = {"key": self.identity_key, "scope": self.identity_scope,
-                           "aliases": list(self.aliases), "fingerprint": self.fingerprint}
-        out["attributes"] = self.attributes
-        out["proofIds"] = list(self.proof_ids)
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class RelationRecord:
-    """A relation as stored. Memory-derived relations may carry no proofs; graph search only returns proven ones."""
-
-    id: str
-    from_id: str
-    to_id: str
-    kind: str
-    derivation: str = "inferred"
-    trust: str = "observed"
-    confidence: str = "medium"
-    weight: float | None = None  # 0..1; None derives it from confidence
-    proof_ids: tuple[str, ...] = ()
-
-    def doc(self) -> dict[str, Any]:
-        return {"id": self.id, "from": self.from_id, "to": self.to_id, "kind": self.kind,
-                "derivation": self.derivation, "trust": self.trust, "confidence": self.confidence,
-                "proofIds": list(self.proof_ids)}
-
-
-@dataclass(frozen=True, slots=True)
-class ProofRecord:
-    id: str
-    provider: str
-    artifact: str
-    content_hash: str
-    observed_at: str
-    freshness: str = "unknown"
-    pointer: str | None = None
-    line: int | None = None
-    column: int | None = None
-
-    def doc(self, *, with_timestamp: bool = True) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "provider": self.provider, "artifact": self.artifact}
-        if self.pointer is not None:
-            out["pointer"] = self.pointer
-        if self.line is not None:
-            out["line"] = self.line
-        if self.column is not None:
-            out["column"] = self.column
-        out["contentHash"] = self.content_hash
-        if with_timestamp:
-            out["observedAt"] = self.observed_at
-        out["freshness"] = self.freshness
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class GraphBatch:
-    entities: tuple[EntityRecord, ...] = ()
-    relations: tuple[RelationRecord, ...] = ()
-    proofs: tuple[ProofRecord, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class GraphMatchQuery:
-    """What the store matches: normalised text for exact/prefix tiers, weighted terms for the term tier."""
-
-    workspace_id: str
-    text: str  # lowercased, whitespace-collapsed query
-    matching_terms: tuple[tuple[str, int], ...]  # (term, integer weight): a posting makes an entity a match
-    boost_terms: tuple[tuple[str, int], ...]  # too common to match on their own: they only add to the score
-    coverage_bonus: int  # added per matched query term
-    limit: int
-    kind: str | None = None
-    project_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class GraphMatch:
-    entity_id: str
-    tier: int  # 3 exact, 2 prefix, 1 terms
-    score: int
-
-
-@dataclass(frozen=True, slots=True)
-class GraphMatchPage:
-    total: int
-    matches: tuple[GraphMatch, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class NeighbourhoodTotals:
-    """Exact sizes of the full 1-hop neighbourhood of a set of entities (proven relations only)."""
-
-    relations: int
-    related_entities: int
-
-
-@dataclass(frozen=True, slots=True)
-class WriteCounts:
-    entities: int
-    relations: int
-    proofs: int
-    changed: bool
-
-
-# ---- text and canonical form: shared by the store (indexing, hashing) and the service (query terms) ----
-
-_TOKEN = re.compile(r"[^\W_]+")
-NAME_FIELD_WEIGHT = 2  # a term in the label, identity key or an alias counts double a term in an attribute
-ATTRIBUTE_FIELD_WEIGHT = 1
-MAX_QUERY_TERMS = 32
-
-
-def normalise_text(text: str) -> str:
-    """Lowercase with collapsed whitespace: how labels, keys, aliases and queries are compared for equality."""
-    return " ".join(text.lower().split())
-
-
-def tokenize(text: str) -> list[str]:
-    """Lowercased alphanumeric runs (Unicode-aware); `billing-api/v2` -> [billing, api, v2]."""
-    return _TOKEN.findall(text.lower())
-
-
-def entity_terms(entity: EntityRecord) -> dict[str, int]:
-    """Index terms of an entity with their field weight (the best field wins)."""
-    terms: dict[str, int] = {}
-    for value in _attribute_strings(entity.attributes):
-        for term in tokenize(value):
-            terms[term] = ATTRIBUTE_FIELD_WEIGHT
-    for text in (entity.label, entity.identity_key, *entity.aliases):
-        for term in tokenize(text):
-            terms[term] = NAME_FIELD_WEIGHT
-    return terms
-
-
-def _attribute_strings(attributes: dict[str, Any]) -> list[str]:
-    out: list[str] = []
-    for value in attributes.values():
-        if isinstance(value, str):
-            out.append(value)
-        elif isinstance(value, list):
-            out.extend(v for v in value if isinstance(v, str))
-    return out
-
-
-def canonical_json(value: Any) -> str:
-    """Sorted keys, compact separators, UTF-8 text (no ASCII escaping): the one canonical form we hash."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def identity_fingerprint(kind: str, project_id: str | None, key: str) -> str:
-    """Default identity fingerprint: sha256 of kind, project and identity key."""
-    return hashlib.sha256(f"{kind}\n{project_id or ''}\n{key}".encode()).hexdigest()
 
 
 # ---- response models (OpenAPI documentation; the JSON Schemas in schemas/ are the contracts) ----

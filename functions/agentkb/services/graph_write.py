@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -104,3 +105,13 @@ def _check_identities(store: GraphStore, ws: str, entities: list[EntityRecord], 
     owners = store.identity_owners(ws, list(holders))
     if not issues and any(owners.get(key, eid) != eid for key, eid in holders.items()):
         raise Conflict("An entity with the same kind and identity key already exists")
+
+
+def upsert_entity_by_identity(store: GraphStore, workspace_id: str, entity: EntityRecord) -> str:
+    """Upsert by (kind, project, identity key); returns the id already stored for that identity, or entity.id."""
+    identity = (entity.kind, entity.project_id or "", entity.identity_key)
+    existing = store.identity_owners(workspace_id, [identity]).get(identity)
+    if existing is not None and existing != entity.id:
+        entity = dataclasses.replace(entity, id=existing)
+    store.upsert(workspace_id, GraphBatch(entities=(entity,)))
+    return entity.id

@@ -152,17 +152,19 @@ def test_identity_clash_in_batch_is_400_and_with_store_is_409(store: Any) -> Non
 
 
 def test_upsert_entity_by_identity_reuses_the_stored_id(store: Any) -> None:
+    import dataclasses
+
     from agentkb.models.graph import EntityRecord, RelationRecord, identity_fingerprint
+    from agentkb.services.graph_write import upsert_entity_by_identity
 
     def person(eid: str) -> EntityRecord:
         return EntityRecord(id=eid, kind="person", label="Ada", project_id=None, identity_key="ada@example.com",
                             identity_scope="workspace", aliases=(), fingerprint=identity_fingerprint(
                                 "person", None, "ada@example.com"))
 
-    assert store.upsert_entity_by_identity(WS, person("m1")) == "m1"
-    assert store.upsert_entity_by_identity(WS, person("m2")) == "m1"
-    store.upsert_entity_by_identity(WS, EntityRecord(**{**{s: getattr(person("t1"), s) for s in EntityRecord.__slots__},
-                                                       "kind": "topic", "identity_key": "billing"}))
+    assert upsert_entity_by_identity(store, WS, person("m1")) == "m1"
+    assert upsert_entity_by_identity(store, WS, person("m2")) == "m1"
+    upsert_entity_by_identity(store, WS, dataclasses.replace(person("t1"), kind="topic", identity_key="billing"))
     from agentkb.models.graph import GraphBatch
 
     store.upsert(WS, GraphBatch(relations=(RelationRecord("w1", "m1", "t1", "mentions", weight=0.9),

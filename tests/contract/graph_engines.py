@@ -1,0 +1,65 @@
+"""The GraphStore congruence harness: the embedded store and the DynamoDB store (moto) side by side.
+
+Every write goes to both and must return the same counts and source hash; every read runs on both and must
+answer the same (`Both.call`, `Both.search`). Payload builders: tests/graph_payloads.py.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentkb.adapters.aws.dynamodb_graph import DynamoDbGraphStore
+from agentkb.adapters.aws.dynamodb_tables import aws_client
+from agentkb.adapters.embedded.sqlite_db import Database
+from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore
+from agentkb.models.graph import EntityRecord, GraphBatch, GraphSearchRequest
+from agentkb.services.graph_search import search_graph
+from agentkb.services.graph_write import parse_graph_write, upsert_entity_by_identity, upsert_graph
+from tests.aws.aws_env import REGION, AwsEnv
+from tests.graph_payloads import WS
+
+
+class Both:
+    """The embedded store and the DynamoDB store side by side."""
+
+    def __init__(self, sqlite: SqliteGraphStore, ddb: DynamoDbGraphStore) -> None:
+        self.sqlite, self.ddb = sqlite, ddb
+
+    def write(self, payload: dict[str, Any]) -> dict[str, Any]:
+        a = upsert_graph(self.sqlite, parse_graph_write(copy.deepcopy(payload)))
+        b = upsert_graph(self.ddb, parse_graph_write(copy.deepcopy(payload)))
+        assert a == b
+        return a["data"]
+
+    def upsert(self, batch: GraphBatch, ws: str = WS) -> Any:
+        a, b = self.sqlite.upsert(ws, batch), self.ddb.upsert(ws, batch)
+        assert a == b
+        return a
+
+    def call(self, method: str, *args: Any) -> Any:
+        a, b = getattr(self.sqlite, method)(*args), getattr(self.ddb, method)(*args)
+        assert a == b, method
+        return a
+
+    def identity_upsert(self, entity: EntityRecord) -> str:
+        a, b = upsert_entity_by_identity(self.sqlite, WS, entity), upsert_entity_by_identity(self.ddb, WS, entity)
+        assert a == b
+        return a
+
+    def search(self, **body: Any) -> dict[str, Any]:
+        request = GraphSearchRequest.model_validate({"workspaceId": WS, **body})
+        a, b = search_graph(self.sqlite, request), search_graph(self.ddb, request)
+        assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True), body
+        return a
+
+
+@pytest.fixture()
+def both(aws: AwsEnv, tmp_path: Path) -> Iterator[Both]:
+    yield Both(SqliteGraphStore(Database(tmp_path / "graph.sqlite3")),
+               DynamoDbGraphStore(lambda: aws_client("dynamodb", REGION), aws.tables["graph"]))
