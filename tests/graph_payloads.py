@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agentkb.models.graph import identity_fingerprint
+
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = json.loads((ROOT / "functions/agentkb/local/demo/graph.json").read_text())
 WS = "demo"
@@ -23,8 +25,8 @@ def sha(text: str) -> str:
 
 
 def proof(pid: str, artifact: str = "src/app.py", observed: str = "2025-01-01T00:00:00Z") -> dict[str, Any]:
-    return {"id": pid, "provider": "test", "artifact": artifact, "contentHash": sha(pid),
-            "observedAt": observed, "freshness": "fresh"}
+    return {"id": pid, "provider": "test", "artifact": artifact, "contentHash": sha(pid), "observedAt": observed,
+            "derivation": "extracted", "trust": "authoritative", "confidence": "high", "freshness": "fresh"}
 
 
 def entity(eid: str, label: str, kind: str = "service", *, key: str | None = None, aliases: list[str] | None = None,
@@ -32,7 +34,8 @@ def entity(eid: str, label: str, kind: str = "service", *, key: str | None = Non
            ) -> dict[str, Any]:
     e: dict[str, Any] = {"id": eid, "kind": kind, "label": label,
                          "identity": {"key": key or eid, "scope": "project" if project else "workspace",
-                                      "aliases": aliases or []},
+                                      "aliases": aliases or [],
+                                      "fingerprint": identity_fingerprint(kind, project, key or eid)},
                          "attributes": attributes or {}, "proofIds": proofs or []}
     if project:
         e["projectId"] = project

@@ -17,6 +17,7 @@ from aws_backend import AwsBackend, throttle
 from aws_env import REGION
 from botocore.stub import Stubber
 
+from agentkb.models.graph import identity_fingerprint
 from tests.helpers import body_of, http_event, invoke, response_headers, rest_event
 from tests.reliability.corpus import EVENTS, load, schema_validator
 
@@ -123,7 +124,8 @@ def test_a_graph_write_is_searchable_at_once(demo_key: str) -> None:
     # A second write over HTTP v2 (a new entity, related to a known one) is read back at once over HTTP v2
     ledger = {"workspaceId": "demo", "entities": [
         {"id": "svc:ledger", "kind": "service", "label": "ledger-writer", "projectId": "billing",
-         "identity": {"key": "services/ledger", "scope": "project", "aliases": ["ledger"]}, "attributes": {},
+         "identity": {"key": "services/ledger", "scope": "project", "aliases": ["ledger"],
+                      "fingerprint": identity_fingerprint("service", "billing", "services/ledger")}, "attributes": {},
          "proofIds": []}], "relations": [], "proofs": []}
     again = invoke("ingest", http_event("POST", "/v1/graph", ledger, key=demo_key))
     assert again["statusCode"] == 200, body_of(again)
@@ -173,7 +175,8 @@ def test_an_entity_larger_than_a_dynamodb_item_is_a_400_not_a_503(demo_key: str)
     # ~500 KB of attributes: stored twice in one item it could never fit DynamoDB's 400 KB, so no retry would help
     entity = {"id": "svc:big", "kind": "service", "label": "big", "attributes": {
         f"a{i}": ["y" * 400] * 10 for i in range(128)}, "proofIds": [],
-        "identity": {"key": "services/big", "scope": "workspace", "aliases": []}}
+        "identity": {"key": "services/big", "scope": "workspace", "aliases": [],
+                     "fingerprint": identity_fingerprint("service", None, "services/big")}}
     response = invoke("ingest", http_event("POST", "/v1/graph", {"workspaceId": "demo", "entities": [entity],
                                                                  "relations": [], "proofs": []}, key=demo_key))
     assert_error(response, 400, "BAD_REQUEST")

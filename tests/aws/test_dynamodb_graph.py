@@ -38,7 +38,8 @@ def test_a_read_only_role_still_answers_the_source_hash(both: Both, monkeypatch:
     from botocore.exceptions import ClientError
 
     first = both.write(copy.deepcopy(DEMO))["graphSourceHash"]
-    both.upsert(GraphBatch(relations=(RelationRecord("w1", "svc:billing-api", "api:billing-v1", "mentions"),)))
+    both.upsert(GraphBatch(relations=(RelationRecord("w1", "svc:billing-api", "api:billing-v1", "calls",
+                                                       proof_ids=("proof:billing-openapi",)),)))
     client = aws_client("dynamodb", REGION)
 
     def denied(**_kwargs: Any) -> Any:

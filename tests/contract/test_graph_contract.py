@@ -50,7 +50,7 @@ def test_match_tiers_rarity_coverage_and_ties(both: Both) -> None:
         entity("t1", "the billing service", kind="document"),
         entity("p1", "billing-api", kind="service"),
         entity("x1", "Billing", kind="module"),
-        entity("k1", "payments", kind="repo", key="billing"),
+        entity("k1", "payments", kind="package", key="billing"),
         entity("a1", "ledger", kind="service", aliases=["BILLING"]),
         *[entity(f"c{i}", f"service number {i}", attributes={"note": "refunds archive"} if i == 3 else {})
           for i in range(8)],
@@ -111,14 +111,14 @@ def test_hub_caps_are_applied_in_the_query_and_big_batches_are_chunked(both: Bot
 
 
 def test_neighbours_min_weight_caps_self_loops_and_identity_upserts(both: Both) -> None:
-    def person(eid: str, key: str = "ada@example.com", kind: str = "person") -> EntityRecord:
+    def person(eid: str, key: str = "ada@example.com", kind: str = "owner") -> EntityRecord:
         return EntityRecord(id=eid, kind=kind, label="Ada", project_id=None, identity_key=key,
                             identity_scope="workspace", aliases=(), fingerprint=identity_fingerprint(kind, None, key))
 
     assert both.identity_upsert(person("m1")) == "m1"
     assert both.identity_upsert(person("m2")) == "m1"
-    both.identity_upsert(person("t1", "billing", "topic"))
-    both.identity_upsert(person("t2", "ledger", "topic"))
+    both.identity_upsert(person("t1", "billing", "document"))
+    both.identity_upsert(person("t2", "ledger", "document"))
     both.upsert(GraphBatch(relations=(
         RelationRecord("w1", "m1", "t1", "mentions", weight=0.9),
         RelationRecord("w2", "m1", "t1", "related-to", weight=0.2),

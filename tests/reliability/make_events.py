@@ -32,8 +32,9 @@ DOC_BODY = {"workspaceId": WS, "name": "vpn.md", "content": "Connect to the VPN 
 SEARCH_BODY = {"workspaceId": WS, "knowledgeBaseIds": [KB], "query": "reset password", "topK": 2}
 GRAPH_SEARCH = {"workspaceId": WS, "query": "billing-api", "limit": 5}
 GRAPH_WRITE = {"workspaceId": WS, "entities": [
-    {"id": "svc:vpn", "kind": "service", "label": "vpn-gateway", "identity": {"key": "services/vpn",
-                                                                              "scope": "workspace", "aliases": []},
+    {"id": "svc:vpn", "kind": "service", "label": "vpn-gateway", "identity": {
+        "key": "services/vpn", "scope": "workspace", "aliases": [],
+        "fingerprint": "5d0a4e1a9c1ab7a3c5f3b0a3b94d3e0f64a6f2b4f8b2e6a1d7c0f9e8d3b2a1c0"},
      "attributes": {}, "proofIds": []}], "relations": [], "proofs": []}
 MEMORY = {"workspace_id": WS, "project_id": "billing", "visibility": "workspace", "type": "decision",
           "name": "vpn-rollout", "body": "The VPN rollout finishes on Friday; the IT team owns the client config.",

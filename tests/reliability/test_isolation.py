@@ -49,7 +49,8 @@ def world(container: Any) -> dict[str, Any]:
                         "body": f"Billing deploy private note {token(ws, principal)}."}
             assert replay(rest_event("POST", "/v1/memories", personal, key=key))["statusCode"] == 201
         graph = {"workspaceId": ws, "entities": [{"id": f"svc:{ws}", "kind": "service", "label": token(ws, "svc"),
-                                                  "identity": {"key": ws, "scope": "workspace", "aliases": []},
+                                                  "identity": {"key": ws, "scope": "workspace", "aliases": [],
+                                                               "fingerprint": "0" * 64},
                                                   "attributes": {}, "proofIds": []}], "relations": [], "proofs": []}
         assert replay(rest_event("POST", "/v1/graph", graph, key=key))["statusCode"] == 200
         body = {**SNAPSHOT_BODY, "scope": {**SNAPSHOT_BODY["scope"], "workspaceId": ws},

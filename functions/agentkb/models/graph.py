@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import ConfigDict, Field, FiniteFloat, StrictBool, StrictInt, StrictStr, field_validator
 
@@ -44,26 +44,16 @@ __all__ = [
     "is_absolute_local_path", "normalise_text", "tokenize",
 ]
 
-ENTITY_KINDS: tuple[str, ...] = (
-    "workspace", "project", "service", "api", "endpoint", "schema", "module", "file", "symbol", "database",
-    "queue", "document", "decision", "test-suite", "owner", "person", "organization", "repo", "customer", "topic",
-)
-RELATION_KINDS: tuple[str, ...] = (
-    "contains", "depends-on", "calls", "exposes", "implements", "defines", "reads", "writes", "publishes",
-    "consumes", "owns", "maintains", "tests", "documents", "decides", "references", "uses", "member-of",
-    "works-on", "mentions", "related-to",
-)
-TRUST_LEVELS: tuple[str, ...] = ("authoritative", "corroborated", "observed", "ambiguous")
-CONFIDENCE_LEVELS: tuple[str, ...] = ("high", "medium", "low")
-
+# The upstream enums (workspace-knowledge-graph.v1), exactly: entity kinds, relation kinds, and the evidence scales.
 EntityKind = Literal[
-    "workspace", "project", "service", "api", "endpoint", "schema", "module", "file", "symbol", "database",
-    "queue", "document", "decision", "test-suite", "owner", "person", "organization", "repo", "customer", "topic",
+    "workspace", "project", "service", "api", "endpoint", "schema", "protocol", "language", "package", "runtime-unit",
+    "lifecycle-stage", "module", "file", "symbol", "database", "queue", "container", "deployment", "pipeline",
+    "environment", "document", "decision", "test-suite", "owner",
 ]
 RelationKind = Literal[
-    "contains", "depends-on", "calls", "exposes", "implements", "defines", "reads", "writes", "publishes",
-    "consumes", "owns", "maintains", "tests", "documents", "decides", "references", "uses", "member-of",
-    "works-on", "mentions", "related-to",
+    "contains", "defines", "imports", "depends-on", "exposes", "implements", "implements-protocol", "uses-language",
+    "equivalent-to", "calls", "reads-from", "writes-to", "publishes", "consumes", "deploys", "runs-on", "routes-to",
+    "documents", "decided-by", "tests", "owns", "generated-by", "generated-from", "configured-by", "references",
 ]
 Derivation = Literal["extracted", "inferred", "authored"]
 Trust = Literal["authoritative", "corroborated", "observed", "ambiguous"]
@@ -71,13 +61,21 @@ Confidence = Literal["high", "medium", "low"]
 Freshness = Literal["fresh", "stale", "unknown"]
 Projection = Literal["full", "agent"]
 
+ENTITY_KINDS: tuple[str, ...] = get_args(EntityKind)
+RELATION_KINDS: tuple[str, ...] = get_args(RelationKind)
+TRUST_LEVELS: tuple[str, ...] = get_args(Trust)
+CONFIDENCE_LEVELS: tuple[str, ...] = get_args(Confidence)
+
 Sha256Hex = Annotated[str, Field(pattern=r"^[a-f0-9]{64}$")]
 GraphId = Annotated[str, Field(min_length=1, max_length=256)]
-Scalar = StrictBool | StrictInt | FiniteFloat | StrictStr
+Scalar = StrictBool | StrictInt | FiniteFloat | StrictStr | None
 AttributeValue = Scalar | Annotated[list[Scalar], Field(max_length=1000)]
+ProofIds = Annotated[list[GraphId], Field(max_length=256)]
 
 MAX_BATCH_ITEMS = 10_000
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:([\\/]|$)")
+# RFC 3339 date-time (JSON Schema `format: date-time`): a time and an offset are required, unlike ISO 8601 dates.
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 
 
 def is_absolute_local_path(artifact: str) -> bool:
@@ -90,28 +88,40 @@ def is_absolute_local_path(artifact: str) -> bool:
     )
 
 
+def _unique(values: list[str]) -> list[str]:
+    if len(set(values)) != len(values):
+        raise ValueError("proofIds must be unique")
+    return values
+
+
 class _Strict(Model):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class Identity(_Strict):
     key: Annotated[str, Field(min_length=1, max_length=512)]
-    scope: Literal["workspace", "project"] = "workspace"
-    aliases: Annotated[list[Annotated[str, Field(min_length=1, max_length=256)]], Field(max_length=256)] = []
-    fingerprint: Sha256Hex | None = None
+    scope: Literal["workspace", "project"]
+    aliases: Annotated[list[Annotated[str, Field(max_length=256)]], Field(max_length=256)]
+    fingerprint: Sha256Hex
 
 
 class GraphEntity(_Strict):
+    """An upstream `entities` item."""
+
     id: GraphId
     kind: EntityKind
     label: Annotated[str, Field(min_length=1, max_length=512)]
     projectId: GraphId | None = None
     identity: Identity
-    attributes: Annotated[dict[str, AttributeValue], Field(max_length=128)] = {}
-    proofIds: Annotated[list[GraphId], Field(max_length=256)] = []
+    attributes: Annotated[dict[str, AttributeValue], Field(max_length=128)]
+    proofIds: ProofIds
+
+    _unique_proofs = field_validator("proofIds")(_unique)
 
 
 class GraphRelation(_Strict):
+    """An upstream `relations` item: at least one proof."""
+
     id: GraphId
     from_: GraphId = Field(alias="from")
     to: GraphId
@@ -121,17 +131,25 @@ class GraphRelation(_Strict):
     confidence: Confidence
     proofIds: Annotated[list[GraphId], Field(min_length=1, max_length=256)]
 
+    _unique_proofs = field_validator("proofIds")(_unique)
+
 
 class GraphProof(_Strict):
+    """An upstream `proofs` item."""
+
     id: GraphId
     provider: Annotated[str, Field(min_length=1, max_length=128)]
     artifact: Annotated[str, Field(min_length=1, max_length=2048)]
-    pointer: Annotated[str, Field(min_length=1, max_length=1024)] | None = None
-    line: Annotated[int, Field(ge=1)] | None = None
-    column: Annotated[int, Field(ge=1)] | None = None
-    contentHash: Sha256Hex
+    pointer: Annotated[str, Field(max_length=1024)] | None = None
+    line: Annotated[StrictInt, Field(ge=1)] | None = None
+    column: Annotated[StrictInt, Field(ge=1)] | None = None
+    contentHash: Sha256Hex | None = None
     observedAt: str
-    freshness: Freshness = "unknown"
+    derivation: Derivation
+    trust: Trust
+    confidence: Confidence
+    freshness: Freshness
+    detail: Annotated[str, Field(max_length=4096)] | None = None
 
     @field_validator("artifact")
     @classmethod
@@ -144,9 +162,11 @@ class GraphProof(_Strict):
     @classmethod
     def _timestamp(cls, value: str) -> str:
         try:
-            datetime.fromisoformat(value.replace("Z", "+00:00"))
+            if not _RFC3339.match(value):
+                raise ValueError(value)
+            datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
         except ValueError as exc:
-            raise ValueError("observedAt must be an ISO 8601 date-time") from exc
+            raise ValueError("observedAt must be an RFC 3339 date-time") from exc
         return value
 
 

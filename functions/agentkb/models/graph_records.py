@@ -57,28 +57,34 @@ class RelationRecord:
 
 @dataclass(frozen=True, slots=True)
 class ProofRecord:
+    """A proof as stored: the upstream proof item, field for field."""
+
     id: str
     provider: str
     artifact: str
-    content_hash: str
     observed_at: str
-    freshness: str = "unknown"
+    derivation: str
+    trust: str
+    confidence: str
+    freshness: str
+    content_hash: str | None = None
     pointer: str | None = None
     line: int | None = None
     column: int | None = None
+    detail: str | None = None
 
     def doc(self, *, with_timestamp: bool = True) -> dict[str, Any]:
+        """The upstream item (optional fields only when set); without observedAt for the timestamp-free hash."""
         out: dict[str, Any] = {"id": self.id, "provider": self.provider, "artifact": self.artifact}
-        if self.pointer is not None:
-            out["pointer"] = self.pointer
-        if self.line is not None:
-            out["line"] = self.line
-        if self.column is not None:
-            out["column"] = self.column
-        out["contentHash"] = self.content_hash
+        optional = {"pointer": self.pointer, "line": self.line, "column": self.column,
+                    "contentHash": self.content_hash}
+        out.update({name: value for name, value in optional.items() if value is not None})
         if with_timestamp:
             out["observedAt"] = self.observed_at
-        out["freshness"] = self.freshness
+        out.update(derivation=self.derivation, trust=self.trust, confidence=self.confidence,
+                   freshness=self.freshness)
+        if self.detail is not None:
+            out["detail"] = self.detail
         return out
 
 
@@ -87,6 +93,7 @@ class GraphBatch:
     entities: tuple[EntityRecord, ...] = ()
     relations: tuple[RelationRecord, ...] = ()
     proofs: tuple[ProofRecord, ...] = ()
+    removed_entities: tuple[str, ...] = ()  # ids to delete (a migration's memory stubs): index, names and identity
 
 
 @dataclass(frozen=True, slots=True)

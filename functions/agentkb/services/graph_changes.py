@@ -24,6 +24,9 @@ CONFIDENCE_ORDER = ("high", "medium", "low")
 CONFIDENCE_WEIGHT = {"high": 1.0, "medium": 0.6, "low": 0.3}  # a relation's walk weight when it names none
 DEFAULT_WEIGHT = 0.5
 T = TypeVar("T")
+# What a proof stored before the upstream model is taken to say: it was read from an artifact (extracted), by a
+# provider nobody vouched for (observed), with no stated confidence (medium).
+LEGACY_PROOF_EVIDENCE = {"derivation": "extracted", "trust": "observed", "confidence": "medium", "freshness": "unknown"}
 HASH_SECTIONS = ("entities", "proofs", "relations")  # the canonical form's keys, in sorted order
 
 
@@ -57,11 +60,13 @@ def decode_entity(text: str) -> EntityRecord:
 
 
 def decode_proof(text: str) -> ProofRecord:
-    """The proof stored as `encode_doc(proof.doc())`."""
-    d = json.loads(text)
-    return ProofRecord(id=d["id"], provider=d["provider"], artifact=d["artifact"], content_hash=d["contentHash"],
-                       observed_at=d["observedAt"], freshness=d["freshness"], pointer=d.get("pointer"),
-                       line=d.get("line"), column=d.get("column"))
+    """The proof stored as `encode_doc(proof.doc())`; a proof stored before the upstream model (no derivation,
+    trust or confidence) decodes with LEGACY_PROOF_EVIDENCE, which the graph migration then writes back."""
+    d = {**LEGACY_PROOF_EVIDENCE, **json.loads(text)}
+    return ProofRecord(id=d["id"], provider=d["provider"], artifact=d["artifact"], observed_at=d["observedAt"],
+                       derivation=d["derivation"], trust=d["trust"], confidence=d["confidence"],
+                       freshness=d["freshness"], content_hash=d.get("contentHash"), pointer=d.get("pointer"),
+                       line=d.get("line"), column=d.get("column"), detail=d.get("detail"))
 
 
 def in_order(ids: Sequence[str], found: Mapping[str, T]) -> list[T]:
@@ -80,7 +85,8 @@ def alias_names(entity: EntityRecord) -> set[str]:
 
 def source_hash(entities: Iterable[str], proofs: Iterable[str], relations: Iterable[str]) -> str:
     """sha256 of canonical_json({"entities": [...], "proofs": [...], "relations": [...]}) from item canons in id
-    order, streamed: no engine holds the whole graph's canonical text at once."""
+    order, streamed: no engine holds the whole graph's canonical text at once. The relations are the proven ones:
+    the graph a search runs on (a memory's weighted edges drive recall, never graph search)."""
     digest = hashlib.sha256()
     for n, (name, canons) in enumerate(zip(HASH_SECTIONS, (entities, proofs, relations), strict=True)):
         digest.update((("{" if n == 0 else "],") + f'"{name}":[').encode())
@@ -141,37 +147,44 @@ class GraphChangeSet:
     proofs: tuple[ProofWrite, ...]
     df: dict[str, int]  # term -> change of its document frequency (never 0)
     counts: WriteCounts
+    removed: tuple[EntityRecord, ...] = ()  # stored entities to delete, as they were
 
     @property
-    def added_entities(self) -> int:
-        return sum(1 for c in self.entities if c.before is None)
+    def entity_count_delta(self) -> int:
+        return sum(1 for c in self.entities if c.before is None) - len(self.removed)
 
     @property
     def moved(self) -> set[str]:
-        return {c.entity.id for c in self.entities if c.moved}
+        """Entities whose project links may change: moved to another project, or removed."""
+        return {c.entity.id for c in self.entities if c.moved} | {e.id for e in self.removed}
 
 
 def batch_ids(batch: GraphBatch) -> tuple[list[str], list[str], list[str]]:
     """The distinct entity, relation and proof ids of a batch: what an engine reads into PriorGraph."""
-    return (list(dict.fromkeys(e.id for e in batch.entities)), list(dict.fromkeys(r.id for r in batch.relations)),
-            list(dict.fromkeys(p.id for p in batch.proofs)))
+    return (list(dict.fromkeys([*(e.id for e in batch.entities), *batch.removed_entities])),
+            list(dict.fromkeys(r.id for r in batch.relations)), list(dict.fromkeys(p.id for p in batch.proofs)))
 
 
 def plan_upsert(batch: GraphBatch, prior: PriorGraph) -> GraphChangeSet:
     """What writing `batch` over `prior` changes (the last copy of a repeated id wins)."""
-    entities = [_entity_change(e, prior.entities.get(e.id)) for e in {e.id: e for e in batch.entities}.values()]
+    latest = {e.id: e for e in batch.entities}
+    entities = [_entity_change(e, prior.entities.get(e.id)) for e in latest.values()]
     changed_entities = [c for c in entities if c is not None]
+    removed = tuple(decode_entity(prior.entities[i][0]) for i in dict.fromkeys(batch.removed_entities)
+                    if i in prior.entities and i not in latest)
     df: Counter[str] = Counter()
     for change in changed_entities:
         df.subtract(change.dead_terms)
         df.update(change.terms.keys())
+    for gone in removed:
+        df.subtract(entity_terms(gone).keys())
     relations = [_relation_change(r, prior.relations.get(r.id)) for r in {r.id: r for r in batch.relations}.values()]
     changed_relations = sorted((c for c in relations if c is not None), key=lambda c: c.relation.id)
     proofs = tuple(_proof_write(p, prior.proofs.get(p.id)) for p in {p.id: p for p in batch.proofs}.values())
-    changed = bool(changed_entities or changed_relations or any(p.changed for p in proofs))
+    changed = bool(changed_entities or removed or changed_relations or any(p.changed for p in proofs))
     counts = WriteCounts(len(entities), len(relations), len(proofs), changed)
     return GraphChangeSet(tuple(changed_entities), tuple(changed_relations), proofs,
-                          {term: n for term, n in sorted(df.items()) if n}, counts)
+                          {term: n for term, n in sorted(df.items()) if n}, counts, removed)
 
 
 def _entity_change(entity: EntityRecord, stored: tuple[str, str] | None) -> EntityChange | None:

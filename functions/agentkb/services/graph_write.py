@@ -16,7 +16,6 @@ from agentkb.models.graph import (
     ProofRecord,
     RelationRecord,
     canonical_json,
-    identity_fingerprint,
 )
 from agentkb.ports import GraphStore
 
@@ -44,7 +43,28 @@ def upsert_graph(store: GraphStore, request: GraphWriteRequest) -> dict[str, Any
     for i, e in enumerate(entities):
         if len(canonical_json(e.doc()).encode("utf-8")) > MAX_ENTITY_BYTES:
             issues.append({"path": f"entities.{i}", "message": f"larger than {MAX_ENTITY_BYTES // 1024} KB"})
-    batch_entities = {e.id for e in entities}
+    _check_references(store, request, issues)
+    _check_identities(store, ws, entities, issues)
+    if issues:
+        raise BadRequest("Invalid graph batch", details={"issues": issues[:MAX_REPORTED_ISSUES]})
+    batch = GraphBatch(
+        entities=tuple(entities),
+        relations=tuple(RelationRecord(id=r.id, from_id=r.from_, to_id=r.to, kind=r.kind, derivation=r.derivation,
+                                       trust=r.trust, confidence=r.confidence, proof_ids=tuple(r.proofIds))
+                        for r in request.relations),
+        proofs=tuple(ProofRecord(id=p.id, provider=p.provider, artifact=p.artifact, observed_at=p.observedAt,
+                                 derivation=p.derivation, trust=p.trust, confidence=p.confidence,
+                                 freshness=p.freshness, content_hash=p.contentHash, pointer=p.pointer, line=p.line,
+                                 column=p.column, detail=p.detail) for p in request.proofs))
+    counts = store.upsert(ws, batch)
+    return {"data": {"entities": counts.entities, "relations": counts.relations, "proofs": counts.proofs,
+                     "graphSourceHash": store.source_hash(ws)}}
+
+
+def _check_references(store: GraphStore, request: GraphWriteRequest, issues: list[dict[str, str]]) -> None:
+    """Every relation end names an entity and every proof id a proof, in the batch or already stored."""
+    ws = request.workspaceId
+    batch_entities = {e.id for e in request.entities}
     endpoints = {end for r in request.relations for end in (r.from_, r.to)}
     known = batch_entities | store.existing_entity_ids(ws, sorted(endpoints - batch_entities))
     for i, rel in enumerate(request.relations):
@@ -62,20 +82,6 @@ def upsert_graph(store: GraphStore, request: GraphWriteRequest) -> dict[str, Any
             for j, pid in enumerate(item.proofIds):
                 if pid not in known_proofs:
                     issues.append({"path": f"{section}.{i}.proofIds.{j}", "message": "unknown proof"})
-    _check_identities(store, ws, entities, issues)
-    if issues:
-        raise BadRequest("Invalid graph batch", details={"issues": issues[:MAX_REPORTED_ISSUES]})
-    batch = GraphBatch(
-        entities=tuple(entities),
-        relations=tuple(RelationRecord(id=r.id, from_id=r.from_, to_id=r.to, kind=r.kind, derivation=r.derivation,
-                                       trust=r.trust, confidence=r.confidence, proof_ids=tuple(r.proofIds))
-                        for r in request.relations),
-        proofs=tuple(ProofRecord(id=p.id, provider=p.provider, artifact=p.artifact, content_hash=p.contentHash,
-                                 observed_at=p.observedAt, freshness=p.freshness, pointer=p.pointer, line=p.line,
-                                 column=p.column) for p in request.proofs))
-    counts = store.upsert(ws, batch)
-    return {"data": {"entities": counts.entities, "relations": counts.relations, "proofs": counts.proofs,
-                     "graphSourceHash": store.source_hash(ws)}}
 
 
 def _entity_record(request: GraphWriteRequest, i: int, issues: list[dict[str, str]]) -> EntityRecord:
@@ -91,7 +97,7 @@ def _entity_record(request: GraphWriteRequest, i: int, issues: list[dict[str, st
         issues.append({"path": f"entities.{i}.projectId", "message": "a workspace-scope entity has no projectId"})
     return EntityRecord(id=e.id, kind=e.kind, label=e.label, project_id=project, identity_key=e.identity.key,
                         identity_scope=e.identity.scope, aliases=tuple(e.identity.aliases),
-                        fingerprint=e.identity.fingerprint or identity_fingerprint(e.kind, project, e.identity.key),
+                        fingerprint=e.identity.fingerprint,
                         attributes=dict(e.attributes), proof_ids=tuple(e.proofIds))
 
 

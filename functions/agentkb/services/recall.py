@@ -18,7 +18,7 @@ from agentkb.models.memory import SENSITIVITY_BITS, VISIBILITY_RANK
 from agentkb.models.recall import MemoryView, RecallRequest, RecallScope
 from agentkb.ports import Embedder, GraphStore, MemoryStore, Tokenizer
 from agentkb.services.fusion import fair_share
-from agentkb.services.memory_graph import resolve_entities
+from agentkb.services.memory_graph import seed_entities
 from agentkb.services.recall_budget import fit_to_budget
 from agentkb.services.recall_embed import RETRYABLE_CODES, embed_query_bounded
 from agentkb.services.recall_graph import graph_matches
@@ -98,8 +98,7 @@ def recall(request: RecallRequest, principal: Principal, deps: RecallDeps,
         raise NotFound("Workspace not found")
     scope = build_scope(request, principal, deps.clock())
     k = int(request.limits.max_items)
-    entity_ids = list(dict.fromkeys(resolve_entities(deps.graph, scope.workspace_id, request.entities.named())
-                                    .values()))
+    entity_ids = seed_entities(deps.graph, scope.workspace_id, request.entities.named())
     lifted = {mid for mid, _ in deps.store.linked_memories(scope, entity_ids, 10 * k)} if entity_ids else set()
     try:
         vector = _embed(deps, request, options)

@@ -7,7 +7,11 @@ from typing import Any
 
 import pytest
 
+from agentkb.models.graph import GraphSearchRequest
+from agentkb.services.graph_search import search_graph
+from agentkb.services.graph_write import parse_graph_write, upsert_graph
 from tests.conftest import mint
+from tests.graph_payloads import demo
 from tests.handlers.recall.recall_helpers import call, memory_body, names, recall, write
 
 
@@ -78,13 +82,37 @@ def test_entities_and_weighted_relations_land_in_the_one_graph(container: Any, r
     out = write(rw_key, "ownership", "alice maintains billing", entities={"people": ["Alice"], "repos": ["billing"]},
                 relations=[{"from": "Alice", "to": "billing", "kind": "maintains", "weight": 0.8}])
     graph = container.graph
-    kinds = sorted(e.kind for e in graph.entities("ws1", out["entity_ids"]))
-    assert kinds == ["person", "repo"]
+    # Names that match no workspace entity stay in recall's own entity space: ids, never stored graph entities
+    assert [i.split(":")[0] for i in out["entity_ids"]] == ["mem-person", "mem-repo"]
+    assert graph.entities("ws1", out["entity_ids"]) == []
     edges = graph.neighbours("ws1", out["entity_ids"][:1], 0.0, 10)
     assert [(kind, weight) for _, _, kind, weight in edges] == [("maintains", 0.8)]
     # A second memory naming the same person (any case) links to the same entity.
     again = write(rw_key, "oncall", "alice is on call", entities={"people": ["alice"]})
     assert again["entity_ids"] == out["entity_ids"][:1]
+
+
+def test_a_memory_naming_a_workspace_entity_attaches_to_it_and_adds_no_stub(container: Any, rw_key: str,
+                                                                            fake_embedder: Any) -> None:
+    # Given the workspace graph holds svc:billing-api (the demo graph)
+    graph = container.graph
+    upsert_graph(graph, parse_graph_write({**demo(), "workspaceId": "ws1"}))
+    before = graph.source_hash("ws1")
+    # When a memory names billing-api (as a repo), the payments team (by alias) and something the graph lacks
+    out = write(rw_key, "billing-deploys", "billing-api deploys by canary",
+                entities={"repos": ["billing-api"], "orgs": ["Payments"], "topics": ["canaries"]},
+                relations=[{"from": "Payments", "to": "billing-api", "kind": "owns", "weight": 0.9}])
+    # Then it links to the workspace entities; the unknown name stays in recall's space
+    assert out["entity_ids"][:2] == ["owner:payments-team", "svc:billing-api"]  # orgs come before repos
+    assert out["entity_ids"][2].startswith("mem-topic:")
+    # And graph search answers the real entity first, with no memory stub anywhere, on an unchanged graph
+    body = search_graph(graph, GraphSearchRequest(workspaceId="ws1", query="billing-api"))
+    assert body["entities"][0]["id"] == "svc:billing-api"
+    assert not [e for e in (*body["entities"], *body["relatedEntities"]) if e["id"].startswith("mem-")]
+    assert graph.source_hash("ws1") == before
+    # And recall reaches the memory through the workspace entity
+    assert names(recall(rw_key, query="unrelated words", entities={"repos": ["billing-api"]},
+                        limits={"max_items": 5})) == ["billing-deploys"]
 
 
 def test_read_only_keys_cannot_write_and_other_workspaces_are_404(ro_key: str, rw_key: str,

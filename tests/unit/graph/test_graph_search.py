@@ -19,7 +19,7 @@ def test_exact_then_prefix_then_terms(store: Any) -> None:
         entity("t1", "the billing service", kind="document"),  # term match only
         entity("p1", "billing-api", kind="service"),  # prefix of the label
         entity("x1", "Billing", kind="module"),  # exact label, case-insensitive
-        entity("k1", "payments", kind="repo", key="billing"),  # exact identity key
+        entity("k1", "payments", kind="package", key="billing"),  # exact identity key
         entity("a1", "ledger", kind="service", aliases=["BILLING"]),  # exact alias
     ]))
     assert ids(search(store, query="billing")) == ["x1", "k1", "a1", "p1", "t1"]
@@ -76,7 +76,7 @@ def test_neighbourhood_related_entities_and_proofs(demo_store: Any) -> None:
     result = search(demo_store, query="billing-api", limit=1)
     assert ids(result) == ["svc:billing-api"]
     assert {r["id"] for r in result["relations"]} == {
-        "rel:billing-exposes-api", "rel:billing-writes-db", "rel:billing-publishes-events",
+        "rel:billing-exposes-api", "rel:billing-writes-to-db", "rel:billing-publishes-events",
         "rel:payments-owns-billing"}
     assert result["relations"][0]["trust"] == "authoritative"
     assert {e["id"] for e in result["relatedEntities"]} == {

@@ -158,13 +158,13 @@ def test_upsert_entity_by_identity_reuses_the_stored_id(store: Any) -> None:
     from agentkb.services.graph_write import upsert_entity_by_identity
 
     def person(eid: str) -> EntityRecord:
-        return EntityRecord(id=eid, kind="person", label="Ada", project_id=None, identity_key="ada@example.com",
+        return EntityRecord(id=eid, kind="owner", label="Ada", project_id=None, identity_key="ada@example.com",
                             identity_scope="workspace", aliases=(), fingerprint=identity_fingerprint(
-                                "person", None, "ada@example.com"))
+                                "owner", None, "ada@example.com"))
 
     assert upsert_entity_by_identity(store, WS, person("m1")) == "m1"
     assert upsert_entity_by_identity(store, WS, person("m2")) == "m1"
-    upsert_entity_by_identity(store, WS, dataclasses.replace(person("t1"), kind="topic", identity_key="billing"))
+    upsert_entity_by_identity(store, WS, dataclasses.replace(person("t1"), kind="document", identity_key="billing"))
     from agentkb.models.graph import GraphBatch
 
     store.upsert(WS, GraphBatch(relations=(RelationRecord("w1", "m1", "t1", "mentions", weight=0.9),

@@ -17,6 +17,8 @@ from agentkb.models.domain import Principal
 from agentkb.models.snapshot import CreateSnapshotRequest
 from agentkb.services.graph_write import parse_graph_write, upsert_graph
 from agentkb.services.snapshot import create_snapshot, get_snapshot, snapshot_hash
+from tests.graph_payloads import entity as graph_entity
+from tests.graph_payloads import proof as graph_proof
 from tests.unit.snapshot.conftest import ALICE, WS, assert_contract, inline, make_kb, request_body
 
 TOK = local_tokenizer()
@@ -178,14 +180,11 @@ def test_knowledge_source_needs_a_query_or_task(kb_id: str) -> None:
 
 
 def test_graph_source_items(container: Any) -> None:
-    proof = {"id": "p1", "provider": "test", "artifact": "src/billing.py", "contentHash": "a" * 64,
-             "observedAt": "2025-01-01T00:00:00Z", "freshness": "fresh"}
+    proof = graph_proof("p1", "src/billing.py")
     old = {**proof, "id": "p2", "freshness": "stale"}
     upsert_graph(get_ports().graph, parse_graph_write({"workspaceId": WS, "proofs": [proof, old], "entities": [
-        {"id": "svc:billing", "kind": "service", "label": "billing-api", "identity": {"key": "billing-api"},
-         "proofIds": ["p1"]},
-        {"id": "svc:billing-old", "kind": "service", "label": "billing-legacy", "identity": {"key": "billing-legacy"},
-         "proofIds": ["p2"]}], "relations": [
+        graph_entity("svc:billing", "billing-api", key="billing-api", proofs=["p1"]),
+        graph_entity("svc:billing-old", "billing-legacy", key="billing-legacy", proofs=["p2"])], "relations": [
         {"id": "r1", "from": "svc:billing", "to": "svc:billing-old", "kind": "depends-on", "derivation": "extracted",
          "trust": "authoritative", "confidence": "high", "proofIds": ["p1"]}]}))
     body = request_body()

@@ -101,5 +101,7 @@ class DynamoDbGraphReader(DynamoDbGraphBase):
         return source_hash(*(self._canons(g, prefix) for prefix in ("E#", "P#", "R#")))
 
     def _canons(self, g: str, prefix: str) -> list[str]:
-        items = self._query(g, "begins_with(sk, :p)", {":p": s(prefix)}, projection="sk, canon")
-        return [canon for _id, canon in sorted((item["sk"]["S"][2:], get_s(item, "canon") or "") for item in items)]
+        """Canons in id order; relations only when proven (memory edges are recall's, not the searched graph)."""
+        items = self._query(g, "begins_with(sk, :p)", {":p": s(prefix)}, projection="sk, canon, proven")
+        return [canon for _id, canon in sorted((item["sk"]["S"][2:], get_s(item, "canon") or "") for item in items
+                                               if prefix != "R#" or get_n(item, "proven"))]

@@ -20,6 +20,7 @@ from agentkb.adapters.aws.dynamodb_graph_base import (
 )
 from agentkb.adapters.aws.dynamodb_tables import get_s, key, n, s, strings
 from agentkb.models.graph_records import EntityRecord, GraphBatch, RelationRecord, WriteCounts
+from agentkb.models.graph_text import entity_terms
 from agentkb.services.graph_changes import (
     EntityChange,
     GraphChangeSet,
@@ -52,12 +53,15 @@ class DynamoDbGraphWriter(DynamoDbGraphBase):
         primary: Ops = {}
         for change in changes.entities:
             self._entity_ops(ws, change, claims, derived, primary)
+        for gone in changes.removed:
+            self._removal_ops(ws, gone, derived, primary)
         self._df_ops(ws, changes, derived)
         self._relation_ops(ws, changes, stored, derived, primary)
         for p in changes.proofs:
             primary[(g, f"P#{p.proof.id}")] = self._put({**key(g, f"P#{p.proof.id}"), "doc": s(p.doc),
                                                          "canon": s(p.canon)})
         entity_state: dict[str, EntityRecord | None] = {c.entity.id: c.entity for c in changes.entities}
+        entity_state.update(dict.fromkeys((e.id for e in changes.removed), None))
         relations = {c.relation.id: c.relation for c in changes.relations}
         self._relink(ws, relations, changes.moved, entity_state, derived)
         for claimed in claims:  # one action per item and transaction: a re-claimed identity is not also deleted
@@ -69,22 +73,29 @@ class DynamoDbGraphWriter(DynamoDbGraphBase):
         changed = changes.counts.changed
         update = "SET version = if_not_exists(version, :zero)" + (" + :one" if changed else "")
         update += ", entity_count = if_not_exists(entity_count, :zero) + :added"
-        values = {":zero": n(0), ":added": n(changes.added_entities), **({":one": n(1)} if changed else {})}
+        values = {":zero": n(0), ":added": n(changes.entity_count_delta), **({":one": n(1)} if changed else {})}
         return {(g, "#META"): {"Update": {"TableName": self.table, "Key": key(g, "#META"),
                                           "UpdateExpression": update, "ExpressionAttributeValues": values}}}
 
+    def _index_deletes(self, ws: str, before: EntityRecord, derived: Ops) -> None:
+        """Delete the postings, names and identity claim an entity had (puts of the new state replace them)."""
+        for term in entity_terms(before):
+            derived[(f"GT#{ws}#{term}", f"E#{before.id}")] = self._delete(f"GT#{ws}#{term}", f"E#{before.id}")
+        for name in entity_names(before):
+            derived[(f"GN#{ws}", name + SEP + before.id)] = self._delete(f"GN#{ws}", name + SEP + before.id)
+        old_identity = identity_sk(before.kind, before.project_id or "", before.identity_key)
+        derived[(f"GID#{ws}", old_identity)] = self._delete(f"GID#{ws}", old_identity)
+
+    def _removal_ops(self, ws: str, gone: EntityRecord, derived: Ops, primary: Ops) -> None:
+        self._index_deletes(ws, gone, derived)
+        primary[(f"G#{ws}", f"E#{gone.id}")] = self._delete(f"G#{ws}", f"E#{gone.id}")
+
     def _entity_ops(self, ws: str, change: EntityChange, claims: Ops, derived: Ops, primary: Ops) -> None:
-        entity, before = change.entity, change.before
+        entity = change.entity
         project = entity.project_id or ""
         identity = identity_sk(entity.kind, project, entity.identity_key)
-        if before is not None:
-            for term in change.dead_terms:
-                derived[(f"GT#{ws}#{term}", f"E#{entity.id}")] = self._delete(f"GT#{ws}#{term}", f"E#{entity.id}")
-            for name in entity_names(before):
-                derived[(f"GN#{ws}", name + SEP + entity.id)] = self._delete(f"GN#{ws}", name + SEP + entity.id)
-            old_identity = identity_sk(before.kind, before.project_id or "", before.identity_key)
-            if old_identity != identity:
-                derived[(f"GID#{ws}", old_identity)] = self._delete(f"GID#{ws}", old_identity)
+        if change.before is not None:
+            self._index_deletes(ws, change.before, derived)
         claims[(f"GID#{ws}", identity)] = self._put(
             {**key(f"GID#{ws}", identity), "entity_id": s(entity.id)},
             ConditionExpression="attribute_not_exists(pk) OR entity_id = :id",

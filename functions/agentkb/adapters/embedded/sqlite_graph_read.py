@@ -106,5 +106,5 @@ class SqliteGraphReader(SqliteGraphBase):
     @staticmethod
     def _compute_hash(conn: sqlite3.Connection, ws: str) -> str:
         return source_hash(*((canon for (canon,) in conn.execute(
-            f"SELECT canon FROM {table} WHERE workspace_id = ? ORDER BY id", (ws,)))
-            for table in ("graph_entities", "graph_proofs", "graph_relations")))
+            f"SELECT canon FROM {table} WHERE workspace_id = ?{only} ORDER BY id", (ws,)))
+            for table, only in (("graph_entities", ""), ("graph_proofs", ""), ("graph_relations", " AND proven = 1"))))

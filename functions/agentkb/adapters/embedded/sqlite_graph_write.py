@@ -45,6 +45,11 @@ class SqliteGraphWriter(SqliteGraphBase):
     def _write(self, conn: sqlite3.Connection, ws: str, changes: GraphChangeSet) -> None:
         conn.execute("INSERT OR IGNORE INTO graph_meta (workspace_id) VALUES (?)", (ws,))
         self._write_entities(conn, ws, changes)
+        self._remove_entities(conn, ws, changes)
+        conn.executemany("INSERT INTO graph_term_df VALUES (?,?,?) ON CONFLICT (workspace_id, term)"
+                         " DO UPDATE SET df = df + excluded.df", [(ws, t, n) for t, n in changes.df.items()])
+        conn.execute("UPDATE graph_meta SET entity_count = entity_count + ? WHERE workspace_id = ?",
+                     (changes.entity_count_delta, ws))
         self._write_relations(conn, ws, changes.relations)
         conn.executemany("INSERT INTO graph_proofs VALUES (?,?,?,?) ON CONFLICT (workspace_id, id) DO UPDATE"
                          " SET doc=excluded.doc, canon=excluded.canon",
@@ -75,10 +80,15 @@ class SqliteGraphWriter(SqliteGraphBase):
         conn.executemany("INSERT OR REPLACE INTO graph_terms VALUES (?,?,?,?,?,?,?)", sorted(
             (ws, term, e.id, weight, e.kind, e.label, e.project_id or "")
             for c in entities for e in (c.entity,) for term, weight in c.terms.items()))
-        conn.executemany("INSERT INTO graph_term_df VALUES (?,?,?) ON CONFLICT (workspace_id, term)"
-                         " DO UPDATE SET df = df + excluded.df", [(ws, t, n) for t, n in changes.df.items()])
-        conn.execute("UPDATE graph_meta SET entity_count = entity_count + ? WHERE workspace_id = ?",
-                     (changes.added_entities, ws))
+
+    @staticmethod
+    def _remove_entities(conn: sqlite3.Connection, ws: str, changes: GraphChangeSet) -> None:
+        """Delete removed entities with their postings and aliases (their relations' links are refreshed after)."""
+        if not changes.removed:
+            return
+        for table, column in (("graph_entities", "id"), ("graph_terms", "entity_id"), ("graph_aliases", "entity_id")):
+            conn.executemany(f"DELETE FROM {table} WHERE workspace_id = ? AND {column} = ?",
+                             [(ws, e.id) for e in changes.removed])
 
     @staticmethod
     def _write_relations(conn: sqlite3.Connection, ws: str, relations: Sequence[RelationChange]) -> None:
