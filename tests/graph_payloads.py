@@ -6,8 +6,12 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from functools import cache
 from pathlib import Path
 from typing import Any
+
+from jsonschema import Draft202012Validator, FormatChecker
+from referencing import Registry, Resource
 
 from agentkb.models.graph import identity_fingerprint
 
@@ -51,3 +55,31 @@ def relation(rid: str, a: str, b: str, proofs: list[str], *, kind: str = "depend
 def batch(entities: list[dict[str, Any]], relations: list[dict[str, Any]] | None = None,
           proofs: list[dict[str, Any]] | None = None, **extra: Any) -> dict[str, Any]:
     return {"workspaceId": WS, "entities": entities, "relations": relations or [], "proofs": proofs or [], **extra}
+
+
+UPSTREAM = ROOT.parent / "shared" / "contracts"  # the upstream documents real clients validate with
+SEARCH_CONTRACT = "workspace-knowledge-search.v1.schema.json"
+UPSTREAM_DOCUMENTS = (SEARCH_CONTRACT, "workspace-knowledge-graph.v1.json", "workspace-dependency-graph.v1.json")
+
+
+@cache
+def upstream_search_validator() -> Draft202012Validator:
+    """workspace-knowledge-search.v1 with every $ref resolved through the upstream documents (a `referencing`
+    registry holding all three), with format checks. Falls back to our verbatim copies in schemas/ when the shared
+    contracts are not beside the repository."""
+    documents = [_document(name) for name in UPSTREAM_DOCUMENTS]
+    registry = Registry().with_resources((doc["$id"], Resource.from_contents(doc)) for doc in documents)
+    return Draft202012Validator(documents[0], registry=registry, format_checker=FormatChecker())
+
+
+def _document(name: str) -> dict[str, Any]:
+    path = UPSTREAM / name
+    if not path.exists():
+        path = ROOT / "schemas" / (name if name.endswith(".schema.json") else name.replace(".json", ".schema.json"))
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+def assert_upstream_search(body: dict[str, Any]) -> None:
+    """A graph-search response that every upstream client accepts."""
+    errors = sorted(upstream_search_validator().iter_errors(body), key=str)
+    assert not errors, [f"{list(e.absolute_path)}: {e.message}" for e in errors[:3]]

@@ -1,4 +1,5 @@
-"""`agentkb graph import FILE.json --workspace W [--project P]`: the CLI face of `POST /v1/graph`."""
+"""`agentkb graph import FILE.json --workspace W [--project P]` (the CLI face of `POST /v1/graph`) and
+`agentkb graph migrate [--workspace W]`, on the configured engine."""
 
 from __future__ import annotations
 
@@ -24,6 +25,24 @@ def register(subparsers: Any) -> None:
     imp.add_argument("--project", help="default projectId of project-scope entities")
     imp.add_argument("--data-dir", type=Path, help="data directory (default .agentkb or AGENTKB_DATA_DIR)")
     imp.set_defaults(func=run_import)
+    mig = commands.add_parser("migrate", help="bring graphs stored before the upstream model onto it (the embedded "
+                                              "engine also does this when it opens a database)")
+    mig.add_argument("--workspace", action="append", help="only this workspace (repeatable; default: all)")
+    mig.add_argument("--data-dir", type=Path, help="data directory (default .agentkb or AGENTKB_DATA_DIR)")
+    mig.set_defaults(func=run_migrate)
+
+
+def run_migrate(args: argparse.Namespace, ports: Ports) -> int:
+    """Migrate every workspace (or those named) of the configured engine; print what changed as one JSON line."""
+    from agentkb.services.graph_migration import migrate_graph
+
+    try:
+        report = migrate_graph(ports.graph, args.workspace)
+    except DomainError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 2
+    print(json.dumps({"migrated": report}))
+    return 0
 
 
 def run_import(args: argparse.Namespace, ports: Ports) -> int:

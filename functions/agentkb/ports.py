@@ -222,6 +222,14 @@ class GraphStore(Protocol):
         """sha256 of the canonical timestamp-free graph; cached per graph version."""
         ...
 
+    def workspaces(self) -> list[str]:
+        """Every workspace that holds a graph (operator commands: migration)."""
+        ...
+
+    def export(self, workspace_id: str) -> tuple[list[str], list[RelationRecord], list[str]]:
+        """Everything stored for a workspace, by id: entity documents, relations, proof documents (as stored)."""
+        ...
+
 
 # ---- Snapshots (issue 4) ---------------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from aws_env import REGION, AwsEnv
 
 from agentkb.adapters.aws.dynamodb_graph import descending_weight
 from agentkb.adapters.aws.dynamodb_tables import aws_client
-from agentkb.models.graph import GraphBatch, RelationRecord
+from agentkb.models.graph import EntityRecord, GraphBatch, RelationRecord
 from tests.contract.graph_engines import Both
 from tests.contract.graph_engines import both as both  # the two-engine fixture
 from tests.graph_payloads import DEMO, WS
@@ -47,3 +47,29 @@ def test_a_read_only_role_still_answers_the_source_hash(both: Both, monkeypatch:
 
     monkeypatch.setattr(client, "update_item", denied)
     assert both.ddb.source_hash(WS) == both.sqlite.source_hash(WS) != first
+
+
+def test_the_graph_commands_act_on_the_aws_engine(aws_settings: AwsEnv, tmp_path: Any, capsys: Any) -> None:
+    import json
+
+    from agentkb.adapters.aws.dynamodb_graph import DynamoDbGraphStore
+    from agentkb.cli import main
+
+    # Given a graph imported with AGENTKB_BACKEND=aws: it lands in DynamoDB
+    path = tmp_path / "demo.json"
+    path.write_text(json.dumps(DEMO))
+    assert main(["graph", "import", str(path), "--workspace", WS]) == 0
+    assert json.loads(capsys.readouterr().out)["entities"] == len(DEMO["entities"])
+    store = DynamoDbGraphStore(lambda: aws_client("dynamodb", REGION), aws_settings.tables["graph"])
+    assert store.workspaces() == [WS]
+    # And a stub an earlier version's memory writer left there
+    stub = EntityRecord("mem-repo:0123456789abcdef0123", "repo", "billing-api", None, "billing-api", "workspace", (),
+                        "0" * 64, {"origin": "memory"})
+    store.upsert(WS, GraphBatch(entities=(stub,)))
+    # When the operator migrates, Then the stub is gone and the report says so; a second run finds nothing
+    assert main(["graph", "migrate"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"migrated": {WS: {
+        "entities": 0, "relations": 0, "proofs": 0, "removedMemoryStubs": 1}}}
+    assert store.existing_entity_ids(WS, [stub.id]) == set()
+    assert main(["graph", "migrate", "--workspace", WS]) == 0
+    assert json.loads(capsys.readouterr().out) == {"migrated": {}}

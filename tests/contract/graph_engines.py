@@ -22,7 +22,7 @@ from agentkb.models.graph import EntityRecord, GraphBatch, GraphSearchRequest
 from agentkb.services.graph_search import search_graph
 from agentkb.services.graph_write import parse_graph_write, upsert_entity_by_identity, upsert_graph
 from tests.aws.aws_env import REGION, AwsEnv
-from tests.graph_payloads import WS
+from tests.graph_payloads import WS, assert_upstream_search
 
 
 class Both:
@@ -56,6 +56,7 @@ class Both:
         request = GraphSearchRequest.model_validate({"workspaceId": WS, **body})
         a, b = search_graph(self.sqlite, request), search_graph(self.ddb, request)
         assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True), body
+        assert_upstream_search(a)
         return a
 
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import mint
-from tests.unit.graph.conftest import ROOT, search_validator
+from tests.graph_payloads import assert_upstream_search
+from tests.unit.graph.conftest import ROOT
 
 EVENTS = ROOT / "events" / "graph"
 CONTEXT = SimpleNamespace(function_name="fn", memory_limit_in_mb=512, aws_request_id="req-1",
@@ -44,7 +45,7 @@ def test_recorded_events(case: str, demo_key: str) -> None:
     status, body = replay(case, demo_key)
     assert status == expected["status"], body
     if expected["schema"] == "workspace-knowledge-search.v1.schema.json":
-        assert not list(search_validator().iter_errors(body))
+        assert_upstream_search(body)
     if status >= 400:
         assert set(body) == {"error"} and body["error"]["code"] == "BAD_REQUEST"
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
+from typing import Any
 
 from agentkb.adapters.aws.aws_errors import client_error_code
 from agentkb.adapters.aws.dynamodb_graph_base import (
+    STORE,
     DynamoDbGraphBase,
     descending_weight,
     identity_sk,
     relation_from_item,
 )
-from agentkb.adapters.aws.dynamodb_tables import get_n, get_s, key, n, s
+from agentkb.adapters.aws.dynamodb_tables import get_n, get_s, guarded, key, n, s
 from agentkb.models.graph_records import EntityRecord, NeighbourhoodTotals, ProofRecord, RelationRecord
 from agentkb.services.graph_changes import decode_entity, decode_proof, in_order, source_hash
 
@@ -105,3 +108,26 @@ class DynamoDbGraphReader(DynamoDbGraphBase):
         items = self._query(g, "begins_with(sk, :p)", {":p": s(prefix)}, projection="sk, canon, proven")
         return [canon for _id, canon in sorted((item["sk"]["S"][2:], get_s(item, "canon") or "") for item in items
                                                if prefix != "R#" or get_n(item, "proven"))]
+
+    def workspaces(self) -> list[str]:
+        """A Scan for the #META items: an operator's command, never on a request path."""
+        found: set[str] = set()
+        kwargs: dict[str, Any] = {"TableName": self.table, "ProjectionExpression": "pk",
+                                  "FilterExpression": "sk = :m AND begins_with(pk, :g)",
+                                  "ExpressionAttributeValues": {":m": s("#META"), ":g": s("G#")}}
+        while True:
+            page = guarded(STORE, partial(self.client.scan, **kwargs))
+            found.update(item["pk"]["S"][2:] for item in page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return sorted(found)
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def export(self, workspace_id: str) -> tuple[list[str], list[RelationRecord], list[str]]:
+        g = f"G#{workspace_id}"
+
+        def items(prefix: str) -> list[dict[str, Any]]:
+            found = self._query(g, "begins_with(sk, :p)", {":p": s(prefix)})
+            return sorted(found, key=lambda item: item["sk"]["S"])
+
+        return ([get_s(i, "doc") or "{}" for i in items("E#")], [relation_from_item(i) for i in items("R#")],
+                [get_s(i, "doc") or "{}" for i in items("P#")])

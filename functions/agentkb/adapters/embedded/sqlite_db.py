@@ -4,23 +4,28 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 _SCHEMAS: dict[str, str] = {}
 _COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {}
+_MIGRATIONS: dict[str, Callable[[Database], None]] = {}
 _lock = threading.RLock()
 
 
-def register_schema(name: str, ddl: str, columns: dict[str, tuple[str, ...]] | None = None) -> None:
+def register_schema(name: str, ddl: str, columns: dict[str, tuple[str, ...]] | None = None,
+                    migrate: Callable[[Database], None] | None = None) -> None:
     """Add a module's tables (idempotent DDL: CREATE ... IF NOT EXISTS) to every database opened after.
 
     `columns` (table -> column definitions) are added to tables of older databases that lack them, so a data
     directory made by an earlier version keeps working (CREATE TABLE IF NOT EXISTS never adds a column).
+    `migrate` brings what earlier versions stored there onto the current model (idempotent: it runs at every open).
     """
     _SCHEMAS[name] = ddl
     _COLUMNS[name] = columns or {}
+    if migrate is not None:
+        _MIGRATIONS[name] = migrate
 
 
 def _add_missing_columns(conn: sqlite3.Connection, columns: dict[str, tuple[str, ...]]) -> None:
@@ -64,7 +69,9 @@ class Database:
                     continue
                 conn.executescript(_SCHEMAS[name])
                 _add_missing_columns(conn, _COLUMNS.get(name, {}))
-                self._applied.add(name)
+                self._applied.add(name)  # before the migration, which uses this database itself
+                if name in _MIGRATIONS:
+                    _MIGRATIONS[name](self)
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

@@ -108,3 +108,14 @@ class SqliteGraphReader(SqliteGraphBase):
         return source_hash(*((canon for (canon,) in conn.execute(
             f"SELECT canon FROM {table} WHERE workspace_id = ?{only} ORDER BY id", (ws,)))
             for table, only in (("graph_entities", ""), ("graph_proofs", ""), ("graph_relations", " AND proven = 1"))))
+
+    def workspaces(self) -> list[str]:
+        return [r[0] for r in self._db.connection().execute("SELECT workspace_id FROM graph_meta ORDER BY 1")]
+
+    def export(self, workspace_id: str) -> tuple[list[str], list[RelationRecord], list[str]]:
+        conn, ws = self._db.connection(), (workspace_id,)
+        entities = [r[0] for r in conn.execute("SELECT doc FROM graph_entities WHERE workspace_id = ? ORDER BY id", ws)]
+        relations = [relation_from_row(r) for r in conn.execute(
+            f"SELECT {REL_COLUMNS} FROM graph_relations WHERE workspace_id = ? ORDER BY id", ws)]
+        proofs = [r[0] for r in conn.execute("SELECT doc FROM graph_proofs WHERE workspace_id = ? ORDER BY id", ws)]
+        return entities, relations, proofs

@@ -12,10 +12,10 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from agentkb.adapters.embedded.sqlite_db import Database, register_schema
+from agentkb.adapters.embedded.sqlite_db import Database
 from agentkb.models.graph_records import RelationRecord
 
-_DDL = """
+DDL = """
 CREATE TABLE IF NOT EXISTS graph_entities (
   workspace_id TEXT NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL, label TEXT NOT NULL, label_lc TEXT NOT NULL,
   project_id TEXT NOT NULL DEFAULT '', identity_key TEXT NOT NULL, key_lc TEXT NOT NULL,
@@ -47,11 +47,11 @@ CREATE TABLE IF NOT EXISTS graph_project_links (
   workspace_id TEXT NOT NULL, project_id TEXT NOT NULL, entity_id TEXT NOT NULL, via TEXT NOT NULL,
   PRIMARY KEY (workspace_id, project_id, entity_id, via)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS graph_project_links_via ON graph_project_links (workspace_id, via);
+CREATE TABLE IF NOT EXISTS graph_format (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS graph_meta (
   workspace_id TEXT PRIMARY KEY, version INTEGER NOT NULL DEFAULT 0, entity_count INTEGER NOT NULL DEFAULT 0,
   hash TEXT, hash_version INTEGER NOT NULL DEFAULT -1);
 """
-register_schema("graph", _DDL)
 
 CHUNK = 500
 REL_COLUMNS = "id, from_id, to_id, kind, derivation, trust, confidence, weight, proof_ids"
