@@ -67,12 +67,12 @@ def upstream_search_validator() -> Draft202012Validator:
     """workspace-knowledge-search.v1 with every $ref resolved through the upstream documents (a `referencing`
     registry holding all three), with format checks. Falls back to our verbatim copies in schemas/ when the shared
     contracts are not beside the repository."""
-    documents = [_document(name) for name in UPSTREAM_DOCUMENTS]
+    documents = [upstream_document(name) for name in UPSTREAM_DOCUMENTS]
     registry = Registry().with_resources((doc["$id"], Resource.from_contents(doc)) for doc in documents)
     return Draft202012Validator(documents[0], registry=registry, format_checker=FormatChecker())
 
 
-def _document(name: str) -> dict[str, Any]:
+def upstream_document(name: str) -> dict[str, Any]:
     path = UPSTREAM / name
     if not path.exists():
         path = ROOT / "schemas" / (name if name.endswith(".schema.json") else name.replace(".json", ".schema.json"))

@@ -137,6 +137,24 @@ def test_a_graph_write_is_searchable_at_once(demo_key: str) -> None:
     assert body_of(search)["graphSourceHash"] == body_of(again)["data"]["graphSourceHash"]
 
 
+def test_a_memory_naming_a_workspace_entity_attaches_to_it_and_adds_no_stub(demo_key: str) -> None:
+    # Given the demo graph in DynamoDB, When a memory names billing-api (a repo) and Payments Team (an org)
+    assert invoke("ingest", recorded("graph/write_ok", demo_key))["statusCode"] == 200
+    written = invoke("ingest", recorded("memories/write_ok", demo_key))
+    assert written["statusCode"] == 201, body_of(written)
+    assert "svc:billing-api" in body_of(written)["entity_ids"]
+    # Then graph search answers the real entity first and no memory stub anywhere (upstream-valid)
+    found = invoke("search", http_event("POST", "/v1/graph/search", {"workspaceId": "demo", "query": "billing-api"},
+                                        key=demo_key))
+    body = body_of(found)
+    assert found["statusCode"] == 200 and not list(GRAPH_SCHEMA.iter_errors(body))
+    assert body["entities"][0]["id"] == "svc:billing-api"
+    assert not [e for e in (*body["entities"], *body["relatedEntities"]) if e["id"].startswith("mem-")]
+    # And recall, seeded by the name, reaches the memory
+    recall = body_of(invoke("recall", recorded("recall/recall_ok", demo_key)))
+    assert "billing-deploys" in [m["name"] for m in recall["results"]]
+
+
 @pytest.mark.parametrize(("table", "function", "case"), [
     ("memory", "ingest", "memories/write_ok"), ("graph", "search", "graph/search_agent"),
     ("graph", "ingest", "graph/write_ok"), ("rate_limit", "recall", "recall/recall_ok"),
