@@ -244,3 +244,13 @@ def test_memory_source_items_and_gates(container: Any) -> None:
     assert denied["items"] == [] and reasons(denied) == {"memory": "denied"}
     public = build({**body, "attemptId": str(uuid.uuid4()), "scope": {**body["scope"], "maxClassification": "public"}})
     assert public["items"] == [] and reasons(public) == {"memory": "classification"}
+
+
+def test_a_memorys_unmatched_entities_never_become_empty_graph_items(container: Any) -> None:
+    # Given a memory naming a repo and a topic that no workspace entity holds
+    write_memory_row(container, "canary-notes", "Canaries run for twenty minutes.",
+                     entities={"repos": ["canary-runner"], "topics": ["canaries"]})
+    # When a snapshot asks the graph for them, Then nothing comes back: recall's own entities are not graph items
+    body = request_body()
+    body["sources"] = {"graph": {"query": "canary-runner"}}
+    assert [i for i in build(body)["items"] if i["class"] == "graph"] == []
