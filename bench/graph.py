@@ -64,8 +64,9 @@ def build(store: SqliteGraphStore, n_entities: int, n_relations: int, hubs: int,
     words = vocabulary(rng)
     rng.shuffle(words)
     proofs = [ProofRecord(id=f"p{i}", provider="bench", artifact=f"src/mod{i % 997}/file{i}.py",
-                          content_hash=hashlib.sha256(str(i).encode()).hexdigest(),
-                          observed_at="2025-01-01T00:00:00Z", freshness="fresh", line=1 + i % 400)
+                          observed_at="2025-01-01T00:00:00Z", derivation="extracted", trust="authoritative",
+                          confidence="high", freshness="fresh",
+                          content_hash=hashlib.sha256(str(i).encode()).hexdigest(), line=1 + i % 400)
               for i in range(n_entities // 5)]
     entities = []
     for i in range(n_entities):

@@ -49,7 +49,7 @@ def build(size: int, dim: int, seed: int = 7) -> tuple[str, Any]:
     from agentkb.models.graph import GraphBatch, RelationRecord
     from agentkb.models.memory import MemoryRecord
     from agentkb.services.auth import create_api_key
-    from agentkb.services.memory_graph import new_entity
+    from agentkb.services.memory_graph import recall_entity_id
 
     os.environ["AGENTKB_DATA_DIR"] = tempfile.mkdtemp(prefix=f"agentkb-recall-{size}-")
     reset_settings()
@@ -57,13 +57,13 @@ def build(size: int, dim: int, seed: int = 7) -> tuple[str, Any]:
     container = get_ports()
     rng = random.Random(seed)
     nrng = np.random.default_rng(seed)
-    topics = [new_entity("topic", f"topic-{i}") for i in range(max(10, size // 20))]
-    relations = tuple(RelationRecord(id=f"rel-{i}", from_id=rng.choice(topics).id, to_id=rng.choice(topics).id,
+    topics = [recall_entity_id("topic", f"topic-{i}") for i in range(max(10, size // 20))]
+    relations = tuple(RelationRecord(id=f"rel-{i}", from_id=rng.choice(topics), to_id=rng.choice(topics),
                                      kind="related-to", weight=round(rng.uniform(0.1, 1.0), 2))
                       for i in range(len(topics) * 3))
     from agentkb.composition import get_ports
 
-    get_ports().graph.upsert("bench", GraphBatch(entities=tuple(topics), relations=relations))
+    get_ports().graph.upsert("bench", GraphBatch(relations=relations))  # topics live in recall's own entity space
     now = time.time()
     for start in range(0, size, 5000):
         n = min(5000, size - start)

@@ -70,11 +70,12 @@ def seed_memory_and_graph(container: object, queries: list[str], count: int) -> 
             "workspace_id": WS, "visibility": "workspace", "type": "decision", "name": f"finding-{i}",
             "body": f"Finding {i}: the team noted that {text}", "confirmed": True}), principal, deps)
     proof = {"id": "p0", "provider": "bench", "artifact": "scifact/corpus.jsonl", "contentHash": "0" * 64,
-             "observedAt": "2025-01-01T00:00:00Z", "freshness": "fresh"}
-    entities = [{"id": f"topic:{i}", "kind": "topic", "label": " ".join(queries[i % len(queries)].split()[:6]),
-                 "identity": {"key": f"topic-{i}"}, "attributes": {"claim": queries[i % len(queries)]},
-                 "proofIds": ["p0"]} for i in range(count)]
-    relations = [{"id": f"r{i}", "from": f"topic:{i}", "to": f"topic:{(i * 7 + 1) % count}", "kind": "related-to",
+             "observedAt": "2025-01-01T00:00:00Z", "derivation": "extracted", "trust": "observed",
+             "confidence": "medium", "freshness": "fresh"}
+    entities = [{"id": f"topic:{i}", "kind": "document", "label": " ".join(queries[i % len(queries)].split()[:6]),
+                 "identity": {"key": f"topic-{i}", "scope": "workspace", "aliases": [], "fingerprint": "0" * 64},
+                 "attributes": {"claim": queries[i % len(queries)]}, "proofIds": ["p0"]} for i in range(count)]
+    relations = [{"id": f"r{i}", "from": f"topic:{i}", "to": f"topic:{(i * 7 + 1) % count}", "kind": "references",
                   "derivation": "inferred", "trust": "observed", "confidence": "medium", "proofIds": ["p0"]}
                  for i in range(count)]
     upsert_graph(get_ports().graph, parse_graph_write({"workspaceId": WS, "entities": entities, "relations": relations,
