@@ -57,7 +57,10 @@ def batch(entities: list[dict[str, Any]], relations: list[dict[str, Any]] | None
     return {"workspaceId": WS, "entities": entities, "relations": relations or [], "proofs": proofs or [], **extra}
 
 
-UPSTREAM = ROOT.parent / "shared" / "contracts"  # the upstream documents real clients validate with
+# The upstream documents real clients validate with: ../shared/contracts beside the repository (or beside the
+# folder holding a worktree of it).
+UPSTREAM = next((p / "shared" / "contracts" for p in ROOT.parents if (p / "shared" / "contracts").is_dir()),
+                ROOT.parent / "shared" / "contracts")
 SEARCH_CONTRACT = "workspace-knowledge-search.v1.schema.json"
 UPSTREAM_DOCUMENTS = (SEARCH_CONTRACT, "workspace-knowledge-graph.v1.json", "workspace-dependency-graph.v1.json")
 
