@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # annotations only: keeps the handlers' cold import light
         RateDecision,
         RerankOutcome,
     )
-    from agentkb.models.graph import (
+    from agentkb.models.graph_records import (
         EntityRecord,
         GraphBatch,
         GraphMatchPage,
