@@ -177,12 +177,13 @@ class EmbeddingCache(Protocol):
 class GraphStore(Protocol):
     """Entities, relations and proofs per workspace. Every bound (caps, limits) is applied inside the query.
 
-    Shared with recall: memories upsert entities by (workspace, kind, project, identity key) and weighted,
-    possibly proof-less relations; graph search only ever returns relations that carry proofs.
+    Shared with recall: memories add weighted, proof-less relations (to workspace entities or to ids of recall's
+    own entity space, never stored as entities); graph search only ever returns relations that carry proofs.
     """
 
     def upsert(self, workspace_id: str, batch: GraphBatch) -> WriteCounts:
-        """Atomic batch upsert by id. Bumps the graph version only when stored content actually changed."""
+        """Batch upsert by id (and removal of `batch.removed_entities`), planned by services.graph_changes; atomic on
+        the embedded engine. Bumps the graph version only when stored content actually changed."""
         ...
 
     def existing_entity_ids(self, workspace_id: str, ids: Sequence[str]) -> set[str]: ...
