@@ -96,3 +96,49 @@ def test_workspace_search_mode_defaults_to_none(ports: Ports) -> None:
     assert ports.catalog.workspace_search_mode("ws1") is None
     ports.catalog.set_workspace_search_mode("ws1", "vector")
     assert ports.catalog.workspace_search_mode("ws1") == "vector"
+
+
+# ---- management operations (issue 16): pages, stored text, KB delete ------------------------------------------
+
+def test_document_pages_cover_every_document_once_in_name_order(ports: Ports) -> None:
+    base = kb("kb-1", "Runbooks")
+    ports.catalog.create_knowledge_base(base)
+    names = ["e.md", "a.md", "c.md", "b.md", "d.md"]
+    for i, name in enumerate(names):
+        ports.index.write_document(base, *document(base, f"doc-{i}", name))
+    seen, cursor, pages = [], None, 0
+    while True:
+        page, cursor = ports.catalog.list_documents("kb-1", 2, cursor)
+        seen += [d.name for d in page]
+        pages += 1
+        assert len(page) <= 2
+        if cursor is None:
+            break
+    assert (seen, pages) == (sorted(names), 3)
+    assert ports.catalog.list_documents("kb-404", 2) == ([], None)
+
+
+def test_a_documents_identity_status_and_text_read_back(ports: Ports) -> None:
+    base = kb("kb-1", "Runbooks")
+    ports.catalog.create_knowledge_base(base)
+    doc, chunks = document(base, "doc-1", "guide.md", source_path="docs/guide.md", content="The full text.")
+    ports.index.write_document(base, doc, chunks)
+    assert ports.catalog.get_document("kb-1", "doc-1") == dataclasses.replace(doc, content=None)  # reads leave it out
+    assert ports.catalog.document_content("kb-1", "doc-1") == "The full text."
+    assert ports.catalog.document_content("kb-1", "doc-404") is None
+
+
+def test_deleting_a_knowledge_base_removes_it_and_its_documents(ports: Ports) -> None:
+    base, kept = kb("kb-1", "Runbooks"), kb("kb-2", "Notes")
+    for item in (base, kept):
+        ports.catalog.create_knowledge_base(item)
+        ports.index.write_document(item, *document(item, f"doc-{item.id}", "guide.md"))
+    ports.index.delete_knowledge_base(base)  # as the service does: the index first, then the catalog
+    ports.catalog.delete_knowledge_base(base)
+    assert ports.catalog.get_knowledge_base("ws1", "kb-1") is None
+    assert ports.catalog.find_knowledge_base_by_name("ws1", "Runbooks") is None
+    assert ports.catalog.get_document("kb-1", "doc-kb-1") is None
+    assert ports.catalog.list_documents("kb-1", 10) == ([], None)
+    assert [k.id for k in ports.catalog.list_knowledge_bases("ws1")] == ["kb-2"]
+    assert ports.catalog.get_document("kb-2", "doc-kb-2") is not None
+    ports.catalog.create_knowledge_base(kb("kb-3", "Runbooks"))  # the name is free again

@@ -64,3 +64,14 @@ def test_the_rate_limiter_counts_one_minute_windows(ports: Ports) -> None:
     assert ports.rate_limiter.hit("key-b", 3, NOW).remaining == 2  # every key has its own window
     fresh = ports.rate_limiter.hit("key-a", 3, window_end)  # the next window starts from zero
     assert (fresh.allowed, fresh.remaining, fresh.reset_epoch) == (True, 2, window_end + WINDOW)
+
+
+def test_keys_are_listed_oldest_first_and_revoked_at_once(ports: Ports) -> None:
+    newer = dataclasses.replace(RECORD, key_id="aaaaaaaaaaaaaaaa", created_at="2026-02-01T00:00:00+00:00")
+    for record in (newer, RECORD):
+        ports.keys.put_key(record)
+    assert ports.keys.list_keys() == [RECORD, newer]
+    assert ports.keys.revoke_key(RECORD.key_id) is True
+    assert ports.keys.get_key(RECORD.key_id) == dataclasses.replace(RECORD, revoked=True)
+    assert ports.keys.revoke_key("0000000000000000") is False
+    assert ports.keys.get_key("0000000000000000") is None  # revoking an unknown key creates nothing

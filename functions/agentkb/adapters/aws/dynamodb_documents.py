@@ -109,21 +109,27 @@ class DocumentItems(DynamoDbTable):
         return "".join(parts.get(k["sk"]["S"], "") for k in keys)
 
     def list_documents(self, kb_id: str, limit: int, cursor: str | None = None) -> tuple[list[Document], str | None]:
-        """A page of the KB's documents in id order; the cursor holds the last id shown."""
+        """A page of the KB's documents in name order, as the embedded catalog pages them: the DOCNAME# pointers
+        sort by name (unique per KB), their records are read consistently; the cursor holds the last name shown."""
         kwargs: dict[str, Any] = {
-            "TableName": self.table, "KeyConditionExpression": "pk = :pk AND begins_with(sk, :doc)",
-            "ExpressionAttributeValues": {":pk": s(f"KB#{kb_id}"), ":doc": s("DOC#")}, "Limit": limit + 1,
+            "TableName": self.table, "KeyConditionExpression": "pk = :pk AND begins_with(sk, :name)",
+            "ExpressionAttributeValues": {":pk": s(f"KB#{kb_id}"), ":name": s("DOCNAME#")}, "Limit": limit + 1,
             "ConsistentRead": True}
         if cursor:
             after = decode_cursor(cursor, is_string_pair)
             if after[0] != kb_id:
                 raise invalid_cursor()  # another KB's cursor: the same 400 as a forged one
-            kwargs["ExclusiveStartKey"] = key(f"KB#{kb_id}", f"DOC#{after[1]}")
+            kwargs["ExclusiveStartKey"] = key(f"KB#{kb_id}", f"DOCNAME#{after[1]}")
         page = guarded(STORE, lambda: self.client.query(**kwargs))
         items = page.get("Items", [])
-        docs = [document_from_item(i) for i in items[:limit]]
+        pointers = items[:limit]
+        ids = [get_s(p, "document_id") or "" for p in pointers]
+        records = {get_s(i, "document_id"): i for i in batch_get(
+            self.client, STORE, self.table, [key(f"KB#{kb_id}", f"DOC#{d}") for d in ids], consistent=True)}
+        docs = [document_from_item(records[d]) for d in ids if d in records]
         more = len(items) > limit or "LastEvaluatedKey" in page
-        return docs, encode_cursor([kb_id, docs[-1].id]) if more and docs else None
+        last = pointers[-1]["sk"]["S"].removeprefix("DOCNAME#") if pointers else ""
+        return docs, encode_cursor([kb_id, last]) if more and pointers else None
 
     def delete_knowledge_base(self, kb: KnowledgeBase) -> None:
         """Documents, names and text first, the KB record last: a crash midway leaves a KB a retry can finish."""
