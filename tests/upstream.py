@@ -57,9 +57,9 @@ UPSTREAM_OF: dict[str, tuple[str, int | None]] = {
     "knowledge-search.v2.response.schema.json": (KNOWLEDGE_SEARCH, 200),
     "error.schema.json": (KNOWLEDGE_SEARCH, 400),
 }
-# Graph-search responses fail upstream until the `graph` branch (issue 13 items 1-2) lands: replays keep them on
-# schemas/ meanwhile, and tests/contract/test_upstream_graph.py holds them against upstream (strict xfail).
-PENDING_UPSTREAM = frozenset({"workspace-knowledge-search.v1.schema.json"})
+# schemas/ files whose responses are not yet held to upstream (each with a strict xfail that says why): none since
+# the graph model became upstream's (issue 13 items 1-2).
+PENDING_UPSTREAM: frozenset[str] = frozenset()
 
 
 class UpstreamContractsMissing(RuntimeError):
