@@ -23,6 +23,7 @@ from aws_backend import AwsBackend, throttle
 
 from agentkb.adapters.aws.dynamodb_snapshot import INLINE_LIMIT
 from agentkb.api import gate
+from agentkb.api.routes_table import ROUTES
 from agentkb.composition import get_ports, reset_ports
 from agentkb.config import reset_settings
 from agentkb.services.snapshot import snapshot_hash
@@ -65,7 +66,7 @@ def test_recorded_reads_and_refusals_of_every_route_and_shape(aws_backend: AwsBa
         route = route_of(event)
         operations.add(route.operation_id if route else "unknown")
     assert failures == []
-    assert len(cases) >= 90 and len(operations) == 14  # the 13 routes + unknown routes
+    assert len(cases) >= 90 and len(operations) == len(ROUTES) + 1  # every route + unknown routes
 
 
 def _knowledge_base(backend: AwsBackend, key: str) -> str:

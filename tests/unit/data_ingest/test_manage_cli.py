@@ -11,7 +11,6 @@ import pytest
 from agentkb.cli import main
 from agentkb.services.bulk_ingest import EMBED_BATCH, IngestSummary, SourceDocument, ingest_documents
 from agentkb.services.extract import ExtractedText
-from tests.helpers import body_of, invoke, rest_event
 
 
 @pytest.fixture()
@@ -37,20 +36,6 @@ def test_kb_show_and_delete_and_docs_show(run: Any, tmp_path: Path) -> None:
     assert code == 0 and deleted["name"] == "handbook"
     assert run("kb", "list", "--workspace", "w", "--json") == (0, [])
     assert run("kb", "show", "handbook", "--workspace", "w")[0] == 2  # a one-line error
-
-
-def test_keys_list_and_revoke(run: Any, container: Any) -> None:
-    code, created = run("keys", "create", "--workspace", "ws1", "--scope", "api:read", "--json")
-    key = created["key"]
-    listed = run("keys", "list", "--json")[1]
-    assert [k["keyId"] for k in listed] == [created["keyId"]] and not listed[0]["revoked"]
-    assert "key_hash" not in json.dumps(listed) and key not in json.dumps(listed)
-    event = rest_event("GET", "/api/v2/knowledge/bases", key=key, query={"workspaceId": "ws1"})
-    assert invoke("ingest", event)["statusCode"] == 200
-    assert run("keys", "revoke", created["keyId"], "--json") == (0, {"revoked": created["keyId"]})
-    response = invoke("ingest", rest_event("GET", "/api/v2/knowledge/bases", key=key, query={"workspaceId": "ws1"}))
-    assert response["statusCode"] == 401 and body_of(response)["error"]["code"] == "UNAUTHORIZED"
-    assert run("keys", "revoke", "nope")[0] == 2
 
 
 class Recorder:

@@ -13,7 +13,17 @@ from agentkb.services.recall_embed import embed_query_bounded
 from tests.unit.recall.fake_embedders import FailingEmbedder, HashEmbedder
 
 
+def _all_slots_free() -> None:
+    """Wait for hung calls of earlier tests in this process (released at their end) to hand their slots back."""
+    for _ in range(100):
+        if recall_embed._slots._value == recall_embed.EMBED_SLOTS:  # type: ignore[attr-defined]
+            return
+        time.sleep(0.05)
+    pytest.fail("an earlier test left an embedding slot busy")
+
+
 def test_every_slot_busy_is_slot_exhausted() -> None:
+    _all_slots_free()
     release = threading.Event()
     hanging = FailingEmbedder(hang=release)
     try:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
         GraphStore,
         Idempotency,
         Index,
-    IndexingQueue,
+        IndexingQueue,
         InvocationDeadline,
         KeyStore,
         MemoryStore,

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         GraphStore,
         Idempotency,
         Index,
-    IndexingQueue,
+        IndexingQueue,
         InvocationDeadline,
         KeyStore,
         MemoryStore,
