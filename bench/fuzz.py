@@ -117,6 +117,7 @@ def report(records: list[dict[str, Any]], marks: list[int], openapi: dict[str, A
             "reachedShare": round(reached / len(positive), 3) if positive else 0.0, "reachTarget": REACH_TARGET,
             "positiveRequests": len(positive), "reachedRequests": reached,
             "positiveStatuses": dict(sorted(Counter(str(r["status"]) for r in positive).items())),
+            "positive2xxShare": round(sum(200 <= r["status"] < 300 for r in positive) / max(1, len(positive)), 3),
             "serverErrors5xx": sum(1 for r in records if r["status"] >= 500),
             "statuses": dict(sorted(Counter(str(r["status"]) for r in records[marks[0]:]).items())),
             "routesNotCovered": sorted(served - set(per_route)), "perRoute": per_route,

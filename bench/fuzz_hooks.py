@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,9 @@ _rng = random.Random(int(os.environ.get("FUZZ_SEED", "0")))
 WORKSPACE_FIELDS = {"workspaceId", "workspace_id"}
 QUERIES = ("How do I reset my password?", "failed payments retried", "billing deploy runbook", "refund policy",
            "incident escalation", "vpn rollout", "who owns the billing api")
+# Generated run ids repeat (boundary values), and the same ids with another body is a 409 by contract: most
+# requests get fresh ones so that builds and writes happen; the rest keep exercising replays and conflicts.
+FRESH_IDS = {"runId", "attemptId", "idempotency_key"}
 MISS_RATE = 0.05  # some ids stay as generated: a missing resource must be a clean 404 too
 
 
@@ -66,6 +70,8 @@ def aim(value: Any) -> Any:
             out[key] = _pick("knowledgeBases") or item
         elif key == "query" and isinstance(item, str) and _rng.random() < 0.7:
             out[key] = _rng.choice(QUERIES)
+        elif key in FRESH_IDS and isinstance(item, str) and _rng.random() < 0.8:
+            out[key] = str(uuid.UUID(int=_rng.getrandbits(128), version=4))  # a new run, not a replayed one
         else:
             out[key] = aim(item)
     return out

@@ -35,7 +35,7 @@ WRITE_NAMES = 20  # document and memory names per client: writes replace, so the
 
 
 def workload(kb: str, i: int, snapshot_ids: list[str], client_id: int = 0,
-             doc_ids: list[str] | None = None) -> tuple[str, str, str, dict[str, Any] | None]:
+             doc_ids: dict[str, str] | None = None) -> tuple[str, str, str, dict[str, Any] | None]:
     """(name, method, path, body) for request number i of a client."""
     q = QUERIES[i % len(QUERIES)]
     kind = i % 10
@@ -69,8 +69,8 @@ def workload(kb: str, i: int, snapshot_ids: list[str], client_id: int = 0,
             "content": f"Soak note {i} of client {client_id}. {q} The billing runbook revision {i} says to "
                        "retry failed payments three times and page the on-call engineer after the third failure."}
     if kind == 9 and doc_ids and slot % 2:
-        return "document_delete", "DELETE", f"/api/v2/knowledge/bases/{kb}/documents/{doc_ids.pop(0)}" \
-            "?workspaceId=demo", None
+        doc_id = doc_ids.pop(next(iter(doc_ids)))  # the oldest live document of this client
+        return "document_delete", "DELETE", f"/api/v2/knowledge/bases/{kb}/documents/{doc_id}?workspaceId=demo", None
     if kind == 9:
         return "memory_write", "POST", "/v1/memories", {
             "workspace_id": "demo", "visibility": "workspace", "type": "note", "name": f"soak-{client_id}-{slot}",
@@ -83,7 +83,7 @@ def client(server: dict[str, Any], deadline: float, results: list[tuple[str, flo
     conn = http.client.HTTPConnection(server["host"], server["port"], timeout=60)
     headers = {"X-API-Key": server["key"], "Content-Type": "application/json", "Connection": "keep-alive"}
     i = offset
-    doc_ids: list[str] = []
+    doc_ids: dict[str, str] = {}  # name -> id of this client's live documents (a rewrite keeps the id)
     while time.monotonic() < deadline:
         name, method, path, body = workload(server["kb"], i, snapshot_ids, offset, doc_ids)
         i += 1
@@ -99,7 +99,7 @@ def client(server: dict[str, Any], deadline: float, results: list[tuple[str, flo
             conn = http.client.HTTPConnection(server["host"], server["port"], timeout=60)
         elapsed = time.perf_counter() - started
         if name == "document_write" and status in (200, 201, 202):
-            doc_ids.append(json.loads(payload)["data"]["id"])
+            doc_ids[body["name"]] = json.loads(payload)["data"]["id"]  # type: ignore[index]
         with lock:
             results.append((name, elapsed, status))
             if not 200 <= status < 300 and len(ERROR_SAMPLES) < 10:
@@ -134,7 +134,7 @@ def run(seconds: float, clients: int, sample_every_s: float = 30.0) -> dict[str,
         results: list[tuple[str, float, int]] = []
         snapshot_ids: list[str] = []
         lock = threading.Lock()
-        rss_start = rss_mb(server["pid"])
+        rss_start, data_start = rss_mb(server["pid"]), dir_mb(server["data_dir"])
         samples: list[tuple[float, float]] = []
         started = time.monotonic()
         threads = [threading.Thread(target=client, args=(server, started + seconds, results, snapshot_ids, lock, n))
@@ -147,7 +147,14 @@ def run(seconds: float, clients: int, sample_every_s: float = 30.0) -> dict[str,
             t.join()
         wall = time.monotonic() - started
         rss_end = rss_mb(server["pid"])
-    return summary(results, wall, clients) | {"rss": rss_summary(rss_start, rss_end, samples)}
+        data_end = dir_mb(server["data_dir"])
+    return summary(results, wall, clients) | {"rss": rss_summary(rss_start, rss_end, samples),
+                                              "dataDirMb": {"start": data_start, "end": data_end}}
+
+
+def dir_mb(path: Path) -> float:
+    """On-disk size of the server's data directory (SQLite database, WAL, keys), in MiB."""
+    return round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20, 1)
 
 
 def rss_summary(start: float, end: float, samples: list[tuple[float, float]]) -> dict[str, Any]:

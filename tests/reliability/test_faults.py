@@ -222,9 +222,7 @@ def test_concurrent_key_creation_and_document_writes(container: Any, keys: dict[
 
     with ThreadPoolExecutor(8) as pool:
         assert list(pool.map(write, range(24))) == [201] * 24
-    names = {d.name for d in container.catalog.list_documents(KB)} if hasattr(container.catalog, "list_documents") \
-        else {r[0] for r in embedded_db(container).connection().execute(
-            "SELECT name FROM documents WHERE knowledge_base_id=?", (KB,))}
+    names = {d.name for d in container.catalog.list_documents(KB, 200)[0]}
     assert {f"doc-{i}.md" for i in range(24)} <= names
 
 

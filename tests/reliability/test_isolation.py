@@ -31,23 +31,27 @@ def token(*parts: str) -> str:
 @pytest.fixture()
 def world(container: Any) -> dict[str, Any]:
     """Two workspaces, each with a KB + document, project and personal memories, a graph and a snapshot."""
-    kbs, snapshots = {}, {}
+    kbs, snapshots, documents, memories = {}, {}, {}, {}
     for ws in WORKSPACES[:2]:
         kb = ingest.create_knowledge_base(CreateKnowledgeBaseRequest(workspaceId=ws, name="kb"), OPERATOR,
                                           deps(container))
-        ingest.add_document(kb.id, AddDocumentRequest(workspaceId=ws, name=f"{ws}.md", content=(
+        doc = ingest.add_document(kb.id, AddDocumentRequest(workspaceId=ws, name=f"{ws}.md", content=(
             f"The deploy runbook of {ws} says {token(ws)} before every billing deploy.")), OPERATOR, deps(container))
-        kbs[ws] = kb.id
+        kbs[ws], documents[ws] = kb.id, doc.id
         for principal in PRINCIPALS:
             key = mint(container, [ws], ["api:read", "api:write"], principal)
             for project in PROJECTS:
                 memory = {"workspace_id": ws, "project_id": project, "visibility": "project", "type": "decision",
                           "name": f"deploy-{project}-{principal}",
                           "body": f"Billing deploy note {token(ws, project)} for {project}."}
-                assert replay(rest_event("POST", "/v1/memories", memory, key=key))["statusCode"] == 201
+                written = replay(rest_event("POST", "/v1/memories", memory, key=key))
+                assert written["statusCode"] == 201
+                memories.setdefault(ws, []).append(("project", principal, body_of(written)["memory_id"]))
             personal = {"workspace_id": ws, "visibility": "personal", "type": "note", "name": f"mine-{principal}",
                         "body": f"Billing deploy private note {token(ws, principal)}."}
-            assert replay(rest_event("POST", "/v1/memories", personal, key=key))["statusCode"] == 201
+            written = replay(rest_event("POST", "/v1/memories", personal, key=key))
+            assert written["statusCode"] == 201
+            memories[ws].append(("personal", principal, body_of(written)["memory_id"]))
         graph = {"workspaceId": ws, "entities": [{"id": f"svc:{ws}", "kind": "service", "label": token(ws, "svc"),
                                                   "identity": {"key": ws, "scope": "workspace", "aliases": [],
                                                                "fingerprint": "0" * 64},
@@ -58,7 +62,8 @@ def world(container: Any) -> dict[str, Any]:
         made = replay(rest_event("POST", "/v1/snapshots", body, key=key))
         assert made["statusCode"] == 201, body_of(made)
         snapshots[ws] = body_of(made)["snapshotId"]
-    return {"kbs": kbs, "snapshots": snapshots, "container": container, "keys": {}}
+    return {"kbs": kbs, "snapshots": snapshots, "documents": documents, "memories": memories,
+            "container": container, "keys": {}}
 
 
 def request_for(op: str, ws: str, world: dict[str, Any], project: str, missing: bool) -> dict[str, Any]:
