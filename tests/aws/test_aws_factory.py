@@ -18,13 +18,14 @@ def test_aws_backend_selects_the_aws_adapters_without_building_clients(aws_setti
     container = get_ports()
     names = {name: type(getattr(container, name)).__name__ for name in (
         "catalog", "index", "embedder", "tokenizer", "reranker", "keys", "secrets", "rate_limiter",
-        "embedding_cache", "snapshots", "memories", "graph", "idempotency", "objects", "deadline")}
+        "embedding_cache", "snapshots", "memories", "graph", "idempotency", "objects", "deadline", "indexing_queue")}
     assert names == {"catalog": "DynamoDbCatalog", "index": "OpenSearchIndex", "embedder": "BedrockEmbedder",
                      "tokenizer": "ApproximateTokenizer", "reranker": "BedrockReranker", "keys": "DynamoDbKeyStore",
                      "secrets": "AwsSecretStore", "rate_limiter": "DynamoDbRateLimiter",
                      "embedding_cache": "DynamoDbEmbeddingCache", "snapshots": "DynamoDbSnapshotStore",
                      "memories": "IndexedMemoryStore", "graph": "DynamoDbGraphStore",
-                     "idempotency": "PowertoolsIdempotency", "objects": "S3ObjectReader", "deadline": "LambdaDeadline"}
+                     "idempotency": "PowertoolsIdempotency", "objects": "S3ObjectReader", "deadline": "LambdaDeadline",
+                     "indexing_queue": "SqsIndexingQueue"}
     assert aws_client.cache_info().currsize == 0  # no boto3 client until a port is used
     assert container.embedder.dimension == 256
 

@@ -18,7 +18,7 @@ from typing import Any
 from agentkb.errors import BadRequest
 from agentkb.models.domain import KnowledgeBase
 from agentkb.services.bulk_ingest import SourceDocument
-from agentkb.services.extract import Unreadable, extract, supported
+from agentkb.services.extract import MAX_FILE_BYTES, Unreadable, extract, supported
 
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 
@@ -82,6 +82,8 @@ def read_sources(kb: KnowledgeBase, files: list[tuple[Path, str]], skipped: list
     out: list[SourceDocument] = []
     for path, name in files:
         try:
+            if path.stat().st_size > MAX_FILE_BYTES:  # refused before reading it into memory
+                raise Unreadable(f"file larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
             extracted = extract(path.name, path.read_bytes())
         except (Unreadable, OSError) as exc:
             skipped.append({"path": str(path), "reason": str(exc) if isinstance(exc, Unreadable) else

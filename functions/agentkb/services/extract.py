@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from agentkb.services.extract_text import ExtractedText, Unreadable
 
-__all__ = ["SUFFIXES", "TEXT_SUFFIXES", "ExtractedText", "Unreadable", "extract", "supported"]
+__all__ = ["MAX_FILE_BYTES", "SUFFIXES", "TEXT_SUFFIXES", "ExtractedText", "Unreadable", "extract", "supported"]
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt")
 SUFFIXES = (*TEXT_SUFFIXES, ".html", ".htm", ".pdf", ".docx")
