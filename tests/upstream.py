@@ -57,9 +57,9 @@ UPSTREAM_OF: dict[str, tuple[str, int | None]] = {
     "knowledge-search.v2.response.schema.json": (KNOWLEDGE_SEARCH, 200),
     "error.schema.json": (KNOWLEDGE_SEARCH, 400),
 }
-# Graph-search responses fail upstream until the `graph` branch (issue 13 items 1-2) lands: replays keep them on
-# schemas/ meanwhile, and tests/contract/test_upstream_graph.py holds them against upstream (strict xfail).
-PENDING_UPSTREAM = frozenset({"workspace-knowledge-search.v1.schema.json"})
+# Documents whose responses cannot pass upstream yet (replays keep them on schemas/ meanwhile). Graph search left
+# this set when the graph model became the upstream model (issue 13 items 1-2).
+PENDING_UPSTREAM: frozenset[str] = frozenset()
 
 
 class UpstreamContractsMissing(RuntimeError):

@@ -1,10 +1,6 @@
-"""Graph-search responses against upstream Workspai `workspace-knowledge-search.v1` (../shared/contracts).
-
-They fail upstream until the `graph` branch (issue 13 items 1-2: upstream relation and entity kinds, `derivation`,
-`trust`, `confidence`, `freshness` on relations and proofs) lands, so the test is a STRICT xfail: the day those
-responses pass, it XPASSes and fails the suite. Then delete the marker below and empty PENDING_UPSTREAM in
-tests/upstream.py, so every graph-search replay is also held to upstream.
-"""
+"""Graph-search responses against upstream Workspai `workspace-knowledge-search.v1` (../shared/contracts): every
+recorded graph search passes upstream (the graph model is the upstream model since issue 13 items 1-2), and no
+document is pending upstream any more, so every graph-search replay is held to upstream too."""
 
 from __future__ import annotations
 
@@ -29,12 +25,10 @@ def aws() -> Any:
         yield
 
 
-def test_graph_search_events_exist_and_are_pending_upstream() -> None:
-    assert len(CASES) >= 5 and DOCUMENT in PENDING_UPSTREAM
+def test_graph_search_events_exist_and_none_is_pending_upstream() -> None:
+    assert len(CASES) >= 5 and DOCUMENT not in PENDING_UPSTREAM
 
 
-@pytest.mark.xfail(strict=True, reason="graph search fails upstream until the graph branch (issue 13 items 1-2) "
-                                       "lands: then remove this marker and empty PENDING_UPSTREAM")
 def test_every_recorded_graph_search_passes_upstream(container: Any) -> None:
     values = seed(container)
     failures = {}
