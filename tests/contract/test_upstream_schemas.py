@@ -35,8 +35,6 @@ SCHEMA_MAPS = {"properties", "patternProperties", "dependentSchemas"}
 SUBSCHEMA = {"items", "not", "if", "then", "else", "additionalProperties", "contains", "propertyNames",
              "unevaluatedProperties", "unevaluatedItems"}
 SUBSCHEMA_LISTS = {"allOf", "anyOf", "oneOf", "prefixItems"}
-GRAPH_PENDING = pytest.mark.xfail(strict=True, reason="schemas/ keeps the pre-upstream graph shapes until the graph "
-                                                      "branch (issue 13 item 1) lands: then remove this marker")
 
 
 def ours(name: str) -> dict[str, Any]:
@@ -101,13 +99,13 @@ def differences(a: Any, b: Any, pointer: str = "") -> list[str]:
     "recall-request.v1.schema.json",
     "recall-response.schema.json",
     "context-snapshot.schema.json",
-    pytest.param("workspace-knowledge-search.v1.schema.json", marks=GRAPH_PENDING),
+    "workspace-knowledge-search.v1.schema.json",
 ])
 def test_a_json_contract_is_equivalent_to_upstream(name: str) -> None:
     assert differences(ours_normalised(name), upstream_normalised(name)) == []
 
 
-@pytest.mark.parametrize("name", [pytest.param("workspace-knowledge-graph.v1.schema.json", marks=GRAPH_PENDING)])
+@pytest.mark.parametrize("name", ["workspace-knowledge-graph.v1.schema.json"])
 def test_the_graph_companion_is_the_upstream_graph_document(name: str) -> None:
     assert differences(ours_normalised(name), upstream_normalised("workspace-knowledge-graph.v1.json")) == []
 
