@@ -6,14 +6,11 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator, FormatChecker
-from referencing import Registry, Resource
-
 from agentkb.models.graph import identity_fingerprint
+from tests.upstream import assert_upstream, json_documents
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = json.loads((ROOT / "functions/agentkb/local/demo/graph.json").read_text())
@@ -57,32 +54,12 @@ def batch(entities: list[dict[str, Any]], relations: list[dict[str, Any]] | None
     return {"workspaceId": WS, "entities": entities, "relations": relations or [], "proofs": proofs or [], **extra}
 
 
-# The upstream documents real clients validate with: ../shared/contracts beside the repository (or beside the
-# folder holding a worktree of it).
-UPSTREAM = next((p / "shared" / "contracts" for p in ROOT.parents if (p / "shared" / "contracts").is_dir()),
-                ROOT.parent / "shared" / "contracts")
-SEARCH_CONTRACT = "workspace-knowledge-search.v1.schema.json"
-UPSTREAM_DOCUMENTS = (SEARCH_CONTRACT, "workspace-knowledge-graph.v1.json", "workspace-dependency-graph.v1.json")
-
-
-@cache
-def upstream_search_validator() -> Draft202012Validator:
-    """workspace-knowledge-search.v1 with every $ref resolved through the upstream documents (a `referencing`
-    registry holding all three), with format checks. Falls back to our verbatim copies in schemas/ when the shared
-    contracts are not beside the repository."""
-    documents = [upstream_document(name) for name in UPSTREAM_DOCUMENTS]
-    registry = Registry().with_resources((doc["$id"], Resource.from_contents(doc)) for doc in documents)
-    return Draft202012Validator(documents[0], registry=registry, format_checker=FormatChecker())
-
-
 def upstream_document(name: str) -> dict[str, Any]:
-    path = UPSTREAM / name
-    if not path.exists():
-        path = ROOT / "schemas" / (name if name.endswith(".schema.json") else name.replace(".json", ".schema.json"))
-    return json.loads(path.read_text())  # type: ignore[no-any-return]
+    """An upstream document of ../shared/contracts, by file name (tests/upstream.py finds the folder)."""
+    return json_documents()[name]
 
 
 def assert_upstream_search(body: dict[str, Any]) -> None:
-    """A graph-search response that every upstream client accepts."""
-    errors = sorted(upstream_search_validator().iter_errors(body), key=str)
-    assert not errors, [f"{list(e.absolute_path)}: {e.message}" for e in errors[:3]]
+    """A graph-search response that every upstream client accepts (tests/upstream.py: counted, every $ref
+    resolved through the upstream documents)."""
+    assert_upstream("workspace-knowledge-search.v1.schema.json", body)
