@@ -53,7 +53,8 @@ def main() -> None:
     kb = c.catalog.find_knowledge_base_by_name("bench", name)
     key, _ = create_api_key(c.keys, c.secrets, ["bench"], ["api:read"], "latency-bench")
     texts = list(load_queries(args.dataset).values())
-    chunks = c.db.connection().execute("SELECT COUNT(*) FROM chunks WHERE knowledge_base_id = ?", (kb.id,)).fetchone()
+    chunks = c.index.db.connection().execute(  # type: ignore[attr-defined]  (the embedded engine's database)
+        "SELECT COUNT(*) FROM chunks WHERE knowledge_base_id = ?", (kb.id,)).fetchone()
     latencies = []
     for i in range(args.warmup + args.queries):
         body = {"workspaceId": "bench", "knowledgeBaseIds": [kb.id], "query": texts[i % len(texts)],

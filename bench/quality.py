@@ -51,7 +51,8 @@ def ingest(dataset: Path, name: str, chunk_tokens: int, overlap: int, limit: int
     ingest_deps = replace(deps(c), chunk_tokens=chunk_tokens, overlap_tokens=overlap)
     corpus = load_corpus(dataset)[:limit]
     started, chunks, fresh = time.perf_counter(), 0, 0
-    contents = [f"{doc.get('title', '')}\n{doc['text']}".strip() for doc in corpus]
+    # Markdown with the title as its heading: the title becomes every chunk's context (services/chunking.py).
+    contents = [f"# {doc['title']}\n\n{doc['text']}" if doc.get("title") else doc["text"] for doc in corpus]
     for i, doc in enumerate(corpus, start=1):
         if i % BATCH_DOCS == 1:  # embed the next group's chunks in full batches (vectors land in the cache)
             prefetch_embeddings(ingest_deps, kb, contents[i - 1:i - 1 + BATCH_DOCS])
@@ -107,11 +108,25 @@ def run_queries(kb_id: str, dataset: Path, split: str, mode: str, top_k: int) ->
 
 
 def _lexical(c: object, kb_id: str, query: str, top_k: int) -> list[str]:
-    """The BM25 leg alone through the index port (the public API has no lexical-only mode)."""
+    """The lexical leg alone, as the search service ranks it (the public API has no lexical-only mode)."""
     from agentkb.models.domain import IndexQuery
+    from agentkb.services.search import lexical_ranking
 
-    hits = c.index.lexical_search(IndexQuery(WORKSPACE, (kb_id,), text=query, limit_per_kb=top_k))  # type: ignore[attr-defined]
-    return [h.document_name for h in hits]
+    hits = lexical_ranking(c.index, IndexQuery(WORKSPACE, (kb_id,), text=query, limit_per_kb=top_k))  # type: ignore[attr-defined]
+    names = _names(c, kb_id)
+    return [names[h.document_id] for h in hits[:top_k] if h.document_id in names]
+
+
+_NAMES: dict[str, dict[str, str]] = {}
+
+
+def _names(c: object, kb_id: str) -> dict[str, str]:
+    """Document id -> name (the BEIR doc id), read once: hydration is not what this mode measures."""
+    if kb_id not in _NAMES:
+        rows = c.index.db.connection().execute(  # type: ignore[attr-defined]
+            "SELECT id, name FROM documents WHERE knowledge_base_id = ?", (kb_id,))
+        _NAMES[kb_id] = dict(rows.fetchall())
+    return _NAMES[kb_id]
 
 
 def main() -> None:

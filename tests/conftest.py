@@ -10,6 +10,7 @@ import pytest
 
 from agentkb.composition import Ports, get_ports, reset_ports
 from agentkb.config import reset_settings
+from agentkb.services.search import QUERY_VECTORS
 from tests.helpers import mint
 from tests.upstream import pytest_sessionfinish, pytest_terminal_summary, pytest_testnodedown  # noqa: F401
 
@@ -22,6 +23,7 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     reset_settings()
     reset_ports()
+    QUERY_VECTORS.clear()  # the process-wide embedder outlives a test: so would its remembered query vectors
     yield tmp_path / "data"
     reset_settings()
     reset_ports()

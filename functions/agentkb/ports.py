@@ -14,9 +14,11 @@ if TYPE_CHECKING:  # annotations only: keeps the handlers' cold import light
         ApiKeyRecord,
         Chunk,
         Document,
+        DocumentHit,
         IndexHit,
         IndexQuery,
         KnowledgeBase,
+        LegHit,
         RateDecision,
         RerankOutcome,
     )
@@ -110,16 +112,25 @@ class Index(Protocol):
         """Every chunk, vector and index entry of the KB."""
         ...
 
-    def lexical_search(self, query: IndexQuery) -> list[IndexHit]:
-        """BM25 leg: best hits per knowledge base, each KB capped at `limit_per_kb`."""
+    def lexical_search(self, query: IndexQuery) -> list[LegHit]:
+        """BM25 leg over chunks (their context included): best hits per knowledge base, each KB capped at
+        `limit_per_kb`, best first."""
         ...
 
-    def vector_search(self, query: IndexQuery) -> list[IndexHit]:
-        """Filtered exact/approximate kNN leg by cosine; `score` == `similarity`."""
+    def document_search(self, query: IndexQuery) -> list[DocumentHit]:
+        """BM25 leg over whole documents (title, headings and text): best documents per KB, best first."""
         ...
 
-    def filter_search(self, query: IndexQuery) -> list[IndexHit]:
+    def vector_search(self, query: IndexQuery) -> list[LegHit]:
+        """Filtered exact/approximate kNN leg by cosine; `score` is the cosine similarity."""
+        ...
+
+    def filter_search(self, query: IndexQuery) -> list[LegHit]:
         """Tag-only leg: matching chunks in a deterministic order (document name, chunk index)."""
+        ...
+
+    def hydrate(self, workspace_id: str, chunk_ids: Sequence[str]) -> dict[str, IndexHit]:
+        """Content, document fields and metadata of the chunks a search returns (missing ids are left out)."""
         ...
 
     def similarities(self, chunk_ids: Sequence[str], vector: Sequence[float]) -> dict[str, float]:

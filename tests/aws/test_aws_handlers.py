@@ -107,7 +107,9 @@ def test_knowledge_written_through_ingest_is_searchable_at_once(aws_backend: Aws
         assert not list(schema_validator("knowledge-search.v2.response.schema.json").iter_errors(body))
         assert body["data"]["results"][0]["documentName"] == "refunds.md"
     searched = {path.split("/")[1] for _, path in aws_backend.opensearch.sent if path.endswith("/_search")}
-    assert searched == {"agentkb-amazon.titan-embed-text-v2-0-256"}  # one index per embedding profile
+    # one chunk index per embedding profile, and its whole-document index for the document BM25 leg
+    chunk_index = "agentkb-amazon.titan-embed-text-v2-0-256"
+    assert searched == {chunk_index, f"{chunk_index}-documents"}
 
 
 def test_snapshot_create_replay_and_get_return_identical_bytes_and_hash(aws_backend: AwsBackend) -> None:

@@ -42,11 +42,15 @@ DOCUMENTS = (
 )
 
 
+# The title and headings above a chunk (chunking.py's context): searchable, never part of the content.
+CONTEXTS = {"doc-a2": "Search handbook > Relevance tuning"}
+
+
 def documents() -> list[tuple[KnowledgeBase, Document, list[Chunk]]]:
     out = []
     for kb, doc_id, name, url, tags, pieces in DOCUMENTS:
-        chunks = [Chunk(f"{doc_id}:1:{i}", doc_id, i, text, len(text.split()), f"hash-{doc_id}-{i}", vector)
-                  for i, (text, vector) in enumerate(pieces)]
+        chunks = [Chunk(f"{doc_id}:1:{i}", doc_id, i, text, len(text.split()), f"hash-{doc_id}-{i}", vector,
+                        context=CONTEXTS.get(doc_id, "")) for i, (text, vector) in enumerate(pieces)]
         document = Document(doc_id, kb.id, kb.workspace_id, name, url, f"hash-{doc_id}", tags, len(chunks),
                             sum(c.token_count for c in chunks), CREATED)
         out.append((kb, document, chunks))

@@ -4,13 +4,16 @@ OpenSearch against a live collection (marker `live`, only with AGENTKB_OPENSEARC
 The replaying transport evaluates nothing: every request must equal a recorded request (method, path, JSON or
 NDJSON body); it then answers with that exchange's recorded response. Recordings live in recordings/*.json.
 With AGENTKB_AUTHOR_RECORDINGS=<recording> it instead serves that file's hand-written responses in order and
-writes the requests the adapter actually sent back into it (review the diff before committing).
+writes the requests the adapter actually sent back into it (review the diff before committing). With
+AGENTKB_RECORD_FROM_FAKE=1 every recording is rewritten from the in-memory OpenSearch of tests/aws (its BM25 and
+cosine scores): how the recordings were re-made when the legs started returning ids (review the diff too).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -78,6 +81,35 @@ class ReplayTransport:
 
     def unused(self) -> list[dict[str, Any]]:
         return [e["request"] for e, u in zip(self.exchanges, self.used, strict=True) if not u]
+
+
+class FakeRecorder:
+    """Serves requests from the in-memory OpenSearch and keeps each exchange, to be written as recordings."""
+
+    def __init__(self) -> None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "aws"))
+        from fake_opensearch import FakeOpenSearch
+
+        self.fake = FakeOpenSearch()
+        self.exchanges: list[dict[str, Any]] = []
+        self.recording = "write_corpus"
+
+    def load(self, name: str) -> None:
+        RECORDINGS.joinpath("write_corpus.json").write_text(json.dumps({"exchanges": self.exchanges}, indent=1) + "\n")
+        self.exchanges, self.recording = [], name
+
+    def request(self, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> HttpResponse:
+        answer = self.fake.request(method, path, body, headers)
+        self.exchanges.append({"request": {"method": method, "path": path, "body": _decode(path, body)},
+                               "response": {"status": answer.status,
+                                            "body": json.loads(answer.body) if answer.body else None}})
+        return answer
+
+    def unused(self) -> list[dict[str, Any]]:
+        if self.recording != "write_corpus":
+            path = RECORDINGS / f"{self.recording}.json"
+            path.write_text(json.dumps({"exchanges": self.exchanges}, indent=1) + "\n")
+        return []
 
 
 class KnowledgeBases:
@@ -155,8 +187,9 @@ def _embedded(tmp_path: Path) -> Engine:
 
 
 def _recorded() -> Engine:
-    transport = ReplayTransport()
-    transport.load("write_corpus")
+    transport: Any = FakeRecorder() if os.environ.get("AGENTKB_RECORD_FROM_FAKE") else ReplayTransport()
+    if isinstance(transport, ReplayTransport):
+        transport.load("write_corpus")
     registry = Registry()
     client = JsonClient(transport, sleep=lambda _: None)
     index = OpenSearchIndex(client, KnowledgeBases(KNOWLEDGE_BASES), registry, prefix=PREFIX,

@@ -13,22 +13,62 @@ def _ids(hits: list) -> list[str]:  # type: ignore[type-arg]
     return [h.chunk_id for h in hits]
 
 
-def test_lexical_search_returns_matching_chunks_with_their_fields(engine: Engine) -> None:
+def test_lexical_search_returns_matching_chunk_ids_best_first(engine: Engine) -> None:
     # Given the corpus, When a BM25 query runs in one KB
     engine.use_recording("lexical_search")
     query = IndexQuery("ws1", ("kb-a",), text="database credentials", limit_per_kb=10)
 
     def check() -> None:
         hits = engine.index.lexical_search(query)
-        # Then the chunks that mention the terms come back, best first, with the document's fields
+        # Then the chunks that mention the terms come back as ids, best first
         assert set(_ids(hits)) == {"doc-a1:1:0", "doc-a3:1:0"}
         assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
         assert all(h.score > 0 for h in hits)
         first = next(h for h in hits if h.chunk_id == "doc-a1:1:0")
+        assert (first.knowledge_base_id, first.document_id) == ("kb-a", "doc-a1")
+
+    engine.eventually(check)
+
+
+def test_hydrate_returns_the_fields_of_the_chunks_a_search_returns(engine: Engine) -> None:
+    engine.use_recording("hydrate")
+
+    def check() -> None:
+        found = engine.index.hydrate("ws1", ["doc-a1:1:0", "doc-a2:1:0", "missing:1:0"])
+        # Then each known chunk comes with its content, document fields and tags; unknown ids are left out
+        assert sorted(found) == ["doc-a1:1:0", "doc-a2:1:0"]
+        first = found["doc-a1:1:0"]
         assert (first.knowledge_base_id, first.document_id, first.document_name, first.source_url,
                 first.chunk_index) == ("kb-a", "doc-a1", "alpha-guide", "https://docs.example/alpha", 0)
         assert first.content == "Rotate the database credentials every ninety days."
         assert first.metadata == {"team": "Platform", "priority": 1, "published": "2024-01-10", "internal": True}
+        # the context was indexed with the chunk, but the content is the document's own text
+        assert found["doc-a2:1:0"].content == "Vector search uses cosine similarity over embeddings."
+        assert engine.index.hydrate("ws2", ["doc-a1:1:0"]) == {}  # another workspace's chunk is not there
+
+    engine.eventually(check)
+
+
+def test_lexical_search_finds_chunks_by_their_title_and_headings(engine: Engine) -> None:
+    engine.use_recording("lexical_context")
+    query = IndexQuery("ws1", ("kb-a",), text="relevance handbook", limit_per_kb=10)
+    engine.eventually(lambda: _assert_ids(engine.index.lexical_search(query), ["doc-a2:1:0"]))
+
+
+def test_document_search_ranks_whole_documents(engine: Engine) -> None:
+    # doc-a1 holds both terms, across its two chunks: no single chunk of it matches both
+    engine.use_recording("document_search")
+    query = IndexQuery("ws1", ("kb-a",), text="credentials archive", limit_per_kb=10)
+
+    def check() -> None:
+        found = engine.index.document_search(query)
+        assert [d.document_id for d in found][:1] == ["doc-a1"]
+        assert {d.document_id for d in found} == {"doc-a1", "doc-a3"}
+        assert all(d.knowledge_base_id == "kb-a" and d.score > 0 for d in found)
+        filtered = IndexQuery("ws1", ("kb-a",), (CompiledTagFilter("text1", "text", "eq", "Platform"),),
+                              text="credentials", limit_per_kb=10)
+        assert [d.document_id for d in engine.index.document_search(filtered)] == ["doc-a1"]
+        assert engine.index.document_search(IndexQuery("ws1", ("kb-c",), text="credentials")) == []
 
     engine.eventually(check)
 
@@ -40,8 +80,7 @@ def test_vector_search_scores_are_cosine_similarities(engine: Engine) -> None:
     def check() -> None:
         hits = engine.index.vector_search(query)
         assert _ids(hits) == ["doc-a1:1:0", "doc-a3:1:0"]
-        assert [round(h.score, 4) for h in hits] == [1.0, 0.6]
-        assert all(h.similarity == h.score for h in hits)
+        assert [round(h.score, 4) for h in hits] == [1.0, 0.6]  # the score is the cosine similarity
 
     engine.eventually(check)
 
@@ -54,7 +93,7 @@ def test_vector_search_applies_tag_filters_before_ranking(engine: Engine) -> Non
     def check() -> None:
         hits = engine.index.vector_search(query)
         assert _ids(hits) == ["doc-a2:1:0"]
-        assert round(hits[0].similarity or 0.0, 4) == 0.0
+        assert round(hits[0].score, 4) == 0.0
 
     engine.eventually(check)
 
@@ -66,7 +105,7 @@ def test_filter_search_orders_by_document_name_then_chunk_index(engine: Engine) 
     def check() -> None:
         hits = engine.index.filter_search(query)
         assert _ids(hits) == ["doc-a1:1:0", "doc-a1:1:1", "doc-a2:1:0"]
-        assert hits[2].metadata["team"] == "Search"
+        assert engine.index.hydrate("ws1", [hits[2].chunk_id])[hits[2].chunk_id].metadata["team"] == "Search"
 
     engine.eventually(check)
 

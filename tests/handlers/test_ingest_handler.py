@@ -126,7 +126,7 @@ def test_long_document_is_chunked_with_overlap(rw_key: str) -> None:
 def test_index_write_is_all_or_nothing(rw_key: str, container: Any) -> None:
     import sqlite3
 
-    from agentkb.models.domain import Chunk, Document
+    from agentkb.models.domain import Chunk, Document, IndexQuery
 
     kb_id = create_kb(rw_key)
     kb = container.catalog.get_knowledge_base("ws1", kb_id)
@@ -138,7 +138,8 @@ def test_index_write_is_all_or_nothing(rw_key: str, container: Any) -> None:
     conn = embedded_db(container).connection()
     assert conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0
     assert conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] == 0
-    assert conn.execute("SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH 'first'").fetchone()[0] == 0
+    assert conn.execute("SELECT COUNT(*) FROM lexical_log").fetchone()[0] == 0  # the change log rolled back too
+    assert container.index.lexical_search(IndexQuery("ws1", (kb_id,), text="first")) == []
 
 
 def test_concurrent_writes_of_one_name_all_land(rw_key: str, container: Any) -> None:

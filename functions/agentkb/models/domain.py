@@ -77,6 +77,7 @@ class Chunk:
     content_hash: str
     embedding: list[float] | None = None
     pages: tuple[int, ...] = ()  # PDF pages the chunk's text comes from (1-based), empty for other formats
+    context: str = ""  # the document title and section headings above the chunk: indexed with it by both legs
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +104,30 @@ class IndexQuery:
 
 
 @dataclass(frozen=True, slots=True)
+class LegHit:
+    """A chunk as a retrieval leg answers it: ids and the leg-local score (BM25, cosine, or 1.0 for tag-only).
+
+    Content and metadata are fetched (`Index.hydrate`) only for the chunks a search finally returns.
+    """
+
+    chunk_id: str
+    knowledge_base_id: str
+    document_id: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentHit:
+    """A document as the whole-document BM25 leg answers it."""
+
+    document_id: str
+    knowledge_base_id: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
 class IndexHit:
-    """A chunk found by one leg. `score` is leg-local (BM25 or cosine); `similarity` is cosine when known."""
+    """A hydrated chunk: what a search result is made of (`similarity` is cosine when known)."""
 
     chunk_id: str
     knowledge_base_id: str

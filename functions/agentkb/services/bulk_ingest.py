@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from agentkb.errors import DomainError
 from agentkb.models.domain import Document, KnowledgeBase
-from agentkb.services.chunking import TextChunk, chunk_text, content_hash
+from agentkb.services.chunking import TextChunk, chunk_markdown, content_hash
 from agentkb.services.extract import ExtractedText
 from agentkb.services.ingest import DocumentInput, IngestDeps, unchanged, write_prepared
 from agentkb.services.tag_filters import validate_document_tags
@@ -104,7 +104,7 @@ def _plan(deps: IngestDeps, kb: KnowledgeBase, source: SourceDocument, replace: 
     if unchanged(previous, doc, content_hash(text)):
         summary.record(previous, "unchanged")  # type: ignore[arg-type]
         return None
-    pieces = chunk_text(text, deps.tokenizer, deps.chunk_tokens, deps.overlap_tokens)
+    pieces = chunk_markdown(text, deps.tokenizer, deps.chunk_tokens, deps.overlap_tokens)  # as prepare() chunks it
     if not pieces:
         summary.skipped.append({"path": source.source_path, "reason": "no text"})
         return None

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from agentkb.models.domain import DocumentHit, LegHit
 
 RRF_K = 60
 K = TypeVar("K", bound=Hashable)
@@ -46,3 +49,22 @@ def fair_share(ranked: Sequence[tuple[K, str]], limit: int) -> list[K]:
             break
         chosen.add(position)
     return [ranked[p][0] for p in sorted(chosen)]
+
+
+def order_by_document(chunks: Sequence[LegHit], documents: Sequence[DocumentHit]) -> list[LegHit]:
+    """The chunks whose document the document leg ranked, best document first; a document's chunks keep their
+    order. Chunks of unranked documents are left out."""
+    rank = {(d.knowledge_base_id, d.document_id): i for i, d in enumerate(documents)}
+    inside = [c for c in chunks if (c.knowledge_base_id, c.document_id) in rank]
+    return sorted(inside, key=lambda c: rank[(c.knowledge_base_id, c.document_id)])
+
+
+def fuse_lexical(chunks: Sequence[LegHit], documents: Sequence[DocumentHit], k: int = RRF_K) -> list[LegHit]:
+    """The lexical leg's ranking: chunk BM25 fused (RRF) with the BM25 of each chunk's whole document.
+
+    A chunk is judged by its own words and by its document's: a short chunk of the document that best answers
+    the query moves up, a lucky chunk of an unrelated document moves down.
+    """
+    by_id = {c.chunk_id: c for c in chunks}
+    legs = [[c.chunk_id for c in chunks], [c.chunk_id for c in order_by_document(chunks, documents)]]
+    return [by_id[chunk_id] for chunk_id, _ in fuse_reciprocal_rank(legs, k)]

@@ -14,7 +14,7 @@ from agentkb.services.chunking import (
     DEFAULT_CHUNK_TOKENS,
     DEFAULT_OVERLAP_TOKENS,
     TextChunk,
-    chunk_text,
+    chunk_markdown,
     content_hash,
 )
 from agentkb.services.tag_filters import assign_slots, validate_document_tags
@@ -88,8 +88,8 @@ def prefetch_embeddings(deps: IngestDeps, kb: KnowledgeBase, contents: list[str]
     """
     if deps.cache is None:
         return 0
-    pairs = {p.content_hash: p.content for text in contents
-             for p in chunk_text(text, deps.tokenizer, deps.chunk_tokens, deps.overlap_tokens)}
+    pairs = {content_hash(p.embedding_text): p.embedding_text for text in contents
+             for p in chunk_markdown(text, deps.tokenizer, deps.chunk_tokens, deps.overlap_tokens)}
     missing = set(pairs) - set(deps.cache.get_many(kb.profile.key, list(pairs)))
     if missing:
         embed_chunks(deps, kb.profile, [(h, pairs[h]) for h in sorted(missing)])
@@ -148,10 +148,12 @@ def write_prepared(deps: IngestDeps, kb: KnowledgeBase, doc: DocumentInput, piec
 
 
 def prepare(deps: IngestDeps, kb: KnowledgeBase, content: str) -> tuple[list[TextChunk], dict[str, list[float]]]:
-    pieces = chunk_text(content, deps.tokenizer, deps.chunk_tokens, deps.overlap_tokens)
+    pieces = chunk_markdown(content, deps.tokenizer, deps.chunk_tokens, deps.overlap_tokens)
     if not pieces:
         raise BadRequest("The document has no text", details=[{"path": "content", "message": "no tokens"}])
-    return pieces, embed_chunks(deps, kb.profile, [(p.content_hash, p.content) for p in pieces])
+    # Vectors are keyed by what was embedded (context + content): a chunk under a renamed heading is re-embedded.
+    return pieces, embed_chunks(deps, kb.profile, [(content_hash(p.embedding_text), p.embedding_text)
+                                                   for p in pieces])
 
 
 def _document(kb: KnowledgeBase, doc: DocumentInput, previous: Document | None, digest: str,
@@ -167,8 +169,8 @@ def _chunks(document: Document, pieces: list[TextChunk], vectors: dict[str, list
             pages: tuple[tuple[int, ...], ...] = ()) -> list[Chunk]:
     return [Chunk(id=f"{document.id}:{document.revision}:{p.index}", document_id=document.id, chunk_index=p.index,
                   content=p.content, token_count=p.token_count, content_hash=p.content_hash,
-                  embedding=vectors[p.content_hash], pages=pages[p.index] if p.index < len(pages) else ())
-            for p in pieces]
+                  embedding=vectors[content_hash(p.embedding_text)], context=p.context,
+                  pages=pages[p.index] if p.index < len(pages) else ()) for p in pieces]
 
 
 def delete_document(kb_id: str, document_id: str, workspace_id: str, principal: Principal, deps: IngestDeps) -> None:

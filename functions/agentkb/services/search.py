@@ -6,15 +6,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from agentkb.errors import BadRequest, DependencyError, NotFound, ServiceUnavailable
-from agentkb.models.domain import IndexHit, IndexQuery, KnowledgeBase, Principal, RerankOutcome
+from agentkb.models.domain import IndexHit, IndexQuery, KnowledgeBase, LegHit, Principal, RerankOutcome
 from agentkb.models.search import KnowledgeSearchData, KnowledgeSearchRequest, KnowledgeSearchResult
 from agentkb.ports import Catalog, Embedder, Index, Reranker
-from agentkb.services.fusion import fair_share, fuse_reciprocal_rank
+from agentkb.services.fusion import fair_share, fuse_lexical, fuse_reciprocal_rank
+from agentkb.services.query_vectors import QueryVectorCache
 from agentkb.services.tag_filters import compile_filters
 
-MIN_LEG_POOL = 50
+MIN_LEG_POOL = 50  # vector candidates per KB in hybrid mode
+LEXICAL_POOL = 200  # chunk BM25 candidates per KB (cheap on every engine; the fusion needs depth)
+DOCUMENT_POOL = 100  # whole-document BM25 candidates per KB
 MAX_POOL = 100
+Ranked = tuple[LegHit, float | None, float]  # (hit, cosine similarity when a leg knows it, rank score)
 _LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="search-leg")
+QUERY_VECTORS = QueryVectorCache()
 
 
 @dataclass(frozen=True)
@@ -57,14 +62,7 @@ def _embed(deps: SearchDeps, kbs: list[KnowledgeBase], query: str) -> list[float
     if deps.embedder.model_id != profile.model or deps.embedder.dimension != profile.dimension:
         raise ServiceUnavailable("No embedder for this knowledge base's embedding profile is configured",
                                  details={"embeddingModel": profile.model})
-    return deps.embedder.embed_query(query)
-
-
-def _fuse(lexical: list[IndexHit], vector: list[IndexHit]) -> list[tuple[IndexHit, float]]:
-    by_id = {h.chunk_id: h for h in lexical}
-    by_id.update({h.chunk_id: h for h in vector})
-    fused = fuse_reciprocal_rank([[h.chunk_id for h in lexical], [h.chunk_id for h in vector]])
-    return [(by_id[chunk_id], score) for chunk_id, score in fused]
+    return QUERY_VECTORS.embed(deps.embedder, query)
 
 
 def _result(hit: IndexHit, similarity: float, rank_score: float, rank: int) -> KnowledgeSearchResult:
@@ -72,6 +70,16 @@ def _result(hit: IndexHit, similarity: float, rank_score: float, rank: int) -> K
         knowledgeBaseId=hit.knowledge_base_id, documentId=hit.document_id, documentName=hit.document_name,
         sourceUrl=hit.source_url, content=hit.content, chunkIndex=hit.chunk_index, metadata=hit.metadata,
         similarity=similarity, rankScore=rank_score, rank=rank)
+
+
+def lexical_ranking(index: Index, query: IndexQuery) -> list[LegHit]:
+    """The lexical leg: chunk BM25 (context included) fused with whole-document BM25, best first."""
+    limit = max(query.limit_per_kb, LEXICAL_POOL)
+    chunks = index.lexical_search(_with(query, text=query.text, limit=limit))
+    if not chunks:
+        return []
+    documents = index.document_search(_with(query, text=query.text, limit=max(query.limit_per_kb, DOCUMENT_POOL)))
+    return fuse_lexical(chunks, documents)
 
 
 def search_knowledge(request: KnowledgeSearchRequest, principal: Principal, deps: SearchDeps) -> SearchOutcome:
@@ -87,23 +95,34 @@ def search_knowledge(request: KnowledgeSearchRequest, principal: Principal, deps
     pool = _pool_size(request)
     base = IndexQuery(request.workspaceId, tuple(kb_ids), filters, limit_per_kb=pool)
     degraded = None
+    ranked: list[Ranked]
     if not query:
-        ranked = [(h, 1.0, 1.0) for h in deps.index.filter_search(base)]
+        ranked, vector = [(h, 1.0, 1.0) for h in deps.index.filter_search(base)], None
     else:
         if len({kb.profile for kb in kbs}) > 1:
             raise BadRequest("Query searches need the same embedding model and dimension in every knowledge base",
                              details=[{"path": "knowledgeBaseIds", "message": "incompatible embedding profiles"}])
         mode = request.searchMode or deps.catalog.workspace_search_mode(request.workspaceId) or deps.default_mode
-        ranked, degraded = _retrieve(deps, kbs, base, query, mode, pool)
+        ranked, degraded, vector = _retrieve(deps, kbs, base, query, mode, pool)
     chosen = fair_share([((h, s, r), h.knowledge_base_id) for h, s, r in ranked], pool)
-    return _finish(request, deps, kb_ids, query, chosen, top_k, degraded)
+    return _finish(request, deps, kb_ids, query, _hydrate(deps, request.workspaceId, chosen, vector), top_k,
+                   degraded)
+
+
+def _hydrate(deps: SearchDeps, workspace_id: str, chosen: list[Ranked],
+             vector: list[float] | None) -> list[tuple[IndexHit, float, float]]:
+    """Content and fields of the chosen chunks only; the cosine of those no vector leg scored."""
+    hits = deps.index.hydrate(workspace_id, [h.chunk_id for h, _, _ in chosen])
+    missing = [h.chunk_id for h, s, _ in chosen if s is None and h.chunk_id in hits]
+    sims = deps.index.similarities(missing, vector) if missing and vector is not None else {}
+    return [(hits[h.chunk_id], round(s if s is not None else sims.get(h.chunk_id, 0.0), 6), r)
+            for h, s, r in chosen if h.chunk_id in hits]
 
 
 def _retrieve(deps: SearchDeps, kbs: list[KnowledgeBase], base: IndexQuery, query: str, mode: str,
-              pool: int) -> tuple[list[tuple[IndexHit, float, float]], str | None]:
-    leg_pool = max(pool, MIN_LEG_POOL) if mode == "hybrid" else pool
+              pool: int) -> tuple[list[Ranked], str | None, list[float] | None]:
     # The lexical leg needs no vector: it runs while the query is embedded (both release the GIL).
-    lexical_leg = _LEGS.submit(deps.index.lexical_search, _with(base, text=query, limit=leg_pool)) \
+    lexical_leg = _LEGS.submit(lexical_ranking, deps.index, _with(base, text=query, limit=pool)) \
         if mode == "hybrid" else None
     try:
         vector = _embed(deps, kbs, query)
@@ -114,24 +133,21 @@ def _retrieve(deps: SearchDeps, kbs: list[KnowledgeBase], base: IndexQuery, quer
             raise ServiceUnavailable("The embedding model is unavailable", retry_after_s=5,
                                      details={"reason": exc.code}) from exc
         lexical = lexical_leg.result()
-        return [(h, 0.0, 1.0 / (60 + i)) for i, h in enumerate(lexical, start=1)], "vector_unavailable"
+        return [(h, 0.0, 1.0 / (60 + i)) for i, h in enumerate(lexical, start=1)], "vector_unavailable", None
     except BaseException:
         if lexical_leg is not None:
             lexical_leg.result()  # never leave a leg running behind an error
         raise
     if lexical_leg is None:
         hits = deps.index.vector_search(_with(base, vector=vector, limit=pool))
-        return [(h, round(h.score, 6), round(h.score, 6)) for h in hits], None
-    semantic = deps.index.vector_search(_with(base, vector=vector, limit=leg_pool))
+        return [(h, round(h.score, 6), round(h.score, 6)) for h in hits], None, vector
+    semantic = deps.index.vector_search(_with(base, vector=vector, limit=max(pool, MIN_LEG_POOL)))
     lexical = lexical_leg.result()
-    fused = _fuse(lexical, semantic)
-    missing = [h.chunk_id for h, _ in fused if h.similarity is None]
-    sims = deps.index.similarities(missing, vector) if missing else {}
-    out = []
-    for hit, score in fused:
-        similarity = hit.similarity if hit.similarity is not None else sims.get(hit.chunk_id, 0.0)
-        out.append((hit, round(similarity, 6), score))
-    return out, None
+    by_id = {h.chunk_id: h for h in lexical}
+    by_id.update({h.chunk_id: h for h in semantic})
+    cosine = {h.chunk_id: h.score for h in semantic}
+    fused = fuse_reciprocal_rank([[h.chunk_id for h in lexical], [h.chunk_id for h in semantic]])
+    return [(by_id[c], cosine.get(c), score) for c, score in fused], None, vector
 
 
 def _with(base: IndexQuery, *, text: str | None = None, vector: list[float] | None = None,

@@ -48,3 +48,49 @@ def test_empty_text_and_bad_parameters() -> None:
         chunk_text("x", WordTokenizer(), size=4)
     with pytest.raises(ValueError):
         chunk_text("x", WordTokenizer(), size=10, overlap=10)
+
+
+def test_markdown_headings_travel_with_their_chunks() -> None:
+    from agentkb.services.chunking import chunk_markdown
+
+    text = ("# Incident handbook\n\nIntro words here.\n\n## Paging\n\nWho gets paged.\n\n### Escalation\n\n"
+            "Escalate after ten minutes.\n\n## Postmortems\n\nWrite one within a week.\n")
+    chunks = chunk_markdown(text, WordTokenizer(), size=50, overlap=5)
+    assert [(c.context, c.content) for c in chunks] == [
+        ("Incident handbook", "Intro words here."),
+        ("Incident handbook > Paging", "Who gets paged."),
+        ("Incident handbook > Paging > Escalation", "Escalate after ten minutes."),
+        ("Incident handbook > Postmortems", "Write one within a week."),
+    ]
+    assert [c.index for c in chunks] == [0, 1, 2, 3]
+    assert chunks[1].embedding_text == "Incident handbook > Paging\nWho gets paged."
+
+
+def test_code_fences_hide_headings_and_plain_text_has_no_context() -> None:
+    from agentkb.services.chunking import chunk_markdown, markdown_sections
+
+    title, sections = markdown_sections("Body first.\n\n```\n# not a heading\n```\n\n# Late title\n\nMore.")
+    assert title is None  # a level-1 heading that does not open the document is a section heading
+    assert [s.headings for s in sections] == [(), ("Late title",)]
+    assert "# not a heading" in sections[0].text
+    (chunk,) = chunk_markdown("just text", WordTokenizer())
+    assert chunk.context == "" and chunk.embedding_text == "just text"
+
+
+def test_sections_from_other_parsers_and_an_explicit_title() -> None:
+    from agentkb.services.chunking import MAX_CONTEXT_CHARS, Section, chunk_context, chunk_sections
+
+    chunks = chunk_sections("Report.pdf title", [Section(("Results",), "It worked."), Section((), "Appendix.")],
+                            WordTokenizer())
+    assert [c.context for c in chunks] == ["Report.pdf title > Results", "Report.pdf title"]
+    assert chunk_context("Same", ["Same", "Sub"]) == "Same > Sub"  # a heading repeating the title is kept once
+    assert len(chunk_context("t" * 500, [])) == MAX_CONTEXT_CHARS
+
+
+def test_reassemble_keeps_each_overlap_once() -> None:
+    from agentkb.services.chunking import reassemble
+
+    text = " ".join(f"w{i}" for i in range(60))
+    chunks = chunk_text(text, WordTokenizer(), size=20, overlap=5)
+    assert reassemble([c.content for c in chunks]).split() == text.split()
+    assert reassemble(["alpha beta", "gamma delta"]) == "alpha beta\ngamma delta"

@@ -36,3 +36,19 @@ def test_fair_share_fills_leftovers_by_rank_and_keeps_order() -> None:
     assert fair_share(ranked, 4) == ["a0", "a1", "a2", "b0"]
     assert fair_share(ranked, 2) == ["a0", "b0"]
     assert fair_share([], 5) == [] and fair_share(ranked, 0) == []
+
+
+def test_the_lexical_ranking_weighs_each_chunk_by_its_document() -> None:
+    from agentkb.models.domain import DocumentHit, LegHit
+    from agentkb.services.fusion import fuse_lexical, order_by_document
+
+    chunks = [LegHit("lucky", "kb", "other", 9.0), LegHit("a1", "kb", "answer", 8.0),
+              LegHit("a2", "kb", "answer", 7.0), LegHit("x", "kb", "unranked", 6.0)]
+    documents = [DocumentHit("answer", "kb", 12.0), DocumentHit("other", "kb", 3.0)]
+    # chunks of ranked documents, best document first, each document's chunks in their own order
+    assert [c.chunk_id for c in order_by_document(chunks, documents)] == ["a1", "a2", "lucky"]
+    fused = [c.chunk_id for c in fuse_lexical(chunks, documents)]
+    # a1 (2nd + 1st) beats the lucky chunk of a weak document (1st + 3rd); an unranked document's chunk is last
+    assert fused == ["a1", "lucky", "a2", "x"]
+    assert fuse_lexical([], documents) == []
+    assert [c.chunk_id for c in fuse_lexical(chunks, [])] == ["lucky", "a1", "a2", "x"]  # chunk BM25 alone

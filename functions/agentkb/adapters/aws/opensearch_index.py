@@ -8,7 +8,6 @@ only then is the document record written to the catalog, which is the commit poi
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 from collections import OrderedDict
@@ -17,19 +16,21 @@ from typing import Any, Protocol
 
 from agentkb.adapters.aws.aws_errors import is_index_missing
 from agentkb.adapters.aws.aws_http import JsonClient
-from agentkb.adapters.aws.opensearch_ops import LOOKUP_PAGE, bulk, ensure_index, knn_method, lookup_ids
+from agentkb.adapters.aws.opensearch_documents import document_record, documents_index, documents_index_body
+from agentkb.adapters.aws.opensearch_dsl import clean_metadata, cosine, index_body, index_name, scope
+from agentkb.adapters.aws.opensearch_ops import LOOKUP_PAGE, bulk, ensure_index, lookup_ids
 from agentkb.models.domain import (
-    TAG_SLOTS,
     Chunk,
-    CompiledTagFilter,
     Document,
+    DocumentHit,
     EmbeddingProfile,
     IndexHit,
     IndexQuery,
     KnowledgeBase,
+    LegHit,
 )
 
-SLOT_TYPES = {"text": "keyword", "number": "double", "date": "date", "boolean": "boolean"}
+LEG_FIELDS = ["chunk_id", "knowledge_base_id", "document_id"]  # what a leg needs: ids (and the score)
 HIT_FIELDS = ["chunk_id", "knowledge_base_id", "document_id", "document_name", "source_url", "content",
               "chunk_index", "tags"]
 BULK_BATCH = 200
@@ -48,70 +49,11 @@ class DocumentRegistry(Protocol):
     def delete_document(self, kb_id: str, document_id: str) -> None: ...
 
 
-def index_name(prefix: str, profile: EmbeddingProfile) -> str:
-    """A legal, stable index name per embedding profile (lowercase, no ':' '@' '/')."""
-    return f"{prefix}-" + re.sub(r"[^a-z0-9._-]+", "-", profile.key.lower()).strip("-")
-
-
-def index_body(profile: EmbeddingProfile, generation: str) -> dict[str, Any]:
-    """Settings + mapping of a profile's index: cosine kNN, english BM25 text, keyword scope, typed tag slots."""
-    properties: dict[str, Any] = {
-        "embedding": {"type": "knn_vector", "dimension": profile.dimension, "method": knn_method(generation)},
-        "content": {"type": "text", "analyzer": "english"},
-        **{name: {"type": "keyword"} for name in ("workspace_id", "knowledge_base_id", "document_id", "chunk_id",
-                                                  "document_name", "content_hash")},
-        "source_url": {"type": "keyword", "index": False},
-        "chunk_index": {"type": "integer"}, "token_count": {"type": "integer"}, "revision": {"type": "integer"},
-        "tags": {"type": "object", "enabled": False},  # stored in _source for the results' metadata
-    }
-    for kind, count in TAG_SLOTS.items():
-        properties.update({f"{kind}{i}": {"type": SLOT_TYPES[kind]} for i in range(1, count + 1)})
-    return {"settings": {"index": {"knn": True}}, "mappings": {"properties": properties}}
-
-
-def _wildcard(value: str, where: str) -> str:
-    escaped = re.sub(r"([\\*?])", r"\\\1", value)
-    return {"contains": f"*{escaped}*", "starts_with": f"{escaped}*", "ends_with": f"*{escaped}"}[where]
-
-
-def compile_dsl_filters(filters: Sequence[CompiledTagFilter]) -> list[dict[str, Any]]:
-    """Engine-neutral filters -> bool/filter clauses with compile_sql_filters' semantics (AND-ed)."""
-    clauses: list[dict[str, Any]] = []
-    for f in filters:
-        field, op, value = f.slot, f.operator, f.value
-        if op in ("contains", "starts_with", "ends_with"):
-            clauses.append({"wildcard": {field: {"value": _wildcard(str(value), op), "case_insensitive": True}}})
-        elif op == "not_contains":  # like SQL: NULL never matches, so the field must exist
-            clauses.append({"bool": {"filter": [{"exists": {"field": field}}], "must_not": [
-                {"wildcard": {field: {"value": _wildcard(str(value), "contains"), "case_insensitive": True}}}]}})
-        elif op == "neq":
-            clauses.append({"bool": {"filter": [{"exists": {"field": field}}],
-                                     "must_not": [{"term": {field: value}}]}})
-        elif op == "eq":
-            clauses.append({"term": {field: value}})
-        elif op == "between":
-            clauses.append({"range": {field: {"gte": value, "lte": f.value_to}}})
-        else:
-            clauses.append({"range": {field: {op: value}}})
-    return clauses
-
-
-def _scope(workspace_id: str, kb_id: str, filters: Sequence[CompiledTagFilter]) -> list[dict[str, Any]]:
-    return [{"term": {"workspace_id": workspace_id}}, {"term": {"knowledge_base_id": kb_id}},
-            *compile_dsl_filters(filters)]
-
-
-def _clean_metadata(tags: Any) -> dict[str, Any]:
-    if not isinstance(tags, dict):
-        return {}
-    return {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in tags.items()}
-
-
-def _hit(raw: dict[str, Any], score: float, similarity: float | None) -> IndexHit:
+def _hit(raw: dict[str, Any]) -> IndexHit:
     s = raw.get("_source") or {}
     return IndexHit(s["chunk_id"], s["knowledge_base_id"], s["document_id"], s.get("document_name"),
                     s.get("source_url"), s.get("content", ""), int(s.get("chunk_index", 0)),
-                    _clean_metadata(s.get("tags")), score, similarity)
+                    clean_metadata(s.get("tags")), 0.0)
 
 
 def _chunk_metadata(document: Document, chunk: Chunk) -> dict[str, Any]:
@@ -121,11 +63,9 @@ def _chunk_metadata(document: Document, chunk: Chunk) -> dict[str, Any]:
     return {**document.tags, "pages": list(chunk.pages)}
 
 
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    """Plain-Python cosine (no numpy in the AWS bundle); vectors are L2-normalised but we do not rely on it."""
-    dot = sum(x * y for x, y in zip(a, b, strict=False))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0
+def _leg_hit(raw: dict[str, Any], score: float) -> LegHit:
+    s = raw.get("_source") or {}
+    return LegHit(s["chunk_id"], s["knowledge_base_id"], s["document_id"], score)
 
 
 class OpenSearchIndex:
@@ -162,7 +102,7 @@ class OpenSearchIndex:
             name = self._kb_index[(workspace_id, kb_id)] = index_name(self.prefix, kb.profile)
         return name
 
-    def _remember(self, name: str, hits: Sequence[IndexHit]) -> None:
+    def _remember(self, name: str, hits: Sequence[LegHit]) -> None:
         with self._lock:
             for hit in hits:
                 self._chunk_index[hit.chunk_id] = name
@@ -175,6 +115,7 @@ class OpenSearchIndex:
         name = self.ensure_index(kb.profile)
         self._kb_index[(kb.workspace_id, kb.id)] = name
         self._delete_chunks(name, kb, document.id)
+        self._delete_chunks(documents_index(name), kb, document.id)
         slots = {t.slot: document.tags[t.tag_name] for t in kb.tag_definitions if t.tag_name in document.tags}
         for start in range(0, len(chunks), BULK_BATCH):
             lines: list[dict[str, Any]] = []
@@ -183,27 +124,41 @@ class OpenSearchIndex:
                 lines.append({"chunk_id": c.id, "workspace_id": kb.workspace_id, "knowledge_base_id": kb.id,
                               "document_id": document.id, "document_name": document.name,
                               "source_url": document.source_url, "chunk_index": c.chunk_index,
-                              "content": c.content, "token_count": c.token_count, "content_hash": c.content_hash,
-                              "revision": document.revision, "tags": _chunk_metadata(document, c),
-                              "embedding": c.embedding, **slots})
+                              "content": c.content, "context": c.context, "token_count": c.token_count,
+                              "content_hash": c.content_hash, "revision": document.revision,
+                              "tags": _chunk_metadata(document, c), "embedding": c.embedding, **slots})
             self._bulk(name, lines)
+        self._write_document_record(name, kb, document, chunks, slots)
         self.registry.put_document(document)  # the commit point
+
+    def _write_document_record(self, name: str, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk],
+                               slots: dict[str, Any]) -> None:
+        records = documents_index(name)
+        if records not in self._known_indexes:
+            ensure_index(self.client, records, documents_index_body())
+            self._known_indexes.add(records)
+        self._bulk(records, [{"index": {"_index": records}}, document_record(kb, document, chunks, slots)])
 
     def delete_document(self, kb: KnowledgeBase, document_id: str) -> None:
         name = index_name(self.prefix, kb.profile)
         self._delete_chunks(name, kb, document_id)
+        self._delete_chunks(documents_index(name), kb, document_id)
         self.registry.delete_document(kb.id, document_id)
 
     def delete_knowledge_base(self, kb: KnowledgeBase) -> None:
         """Every chunk of the KB (looked up by id: AOSS has no delete-by-query); the catalog goes after."""
-        self._delete_chunks(index_name(self.prefix, kb.profile), kb, None)
+        name = index_name(self.prefix, kb.profile)
+        self._delete_chunks(name, kb, None)
+        self._delete_chunks(documents_index(name), kb, None)
         self._kb_index.pop((kb.workspace_id, kb.id), None)
 
     def _delete_chunks(self, name: str, kb: KnowledgeBase, document_id: str | None) -> None:
+        """Delete a document's (or, with no document id, the KB's) records of one index, looked up by id."""
         filters: list[dict[str, Any]] = [{"term": {"knowledge_base_id": kb.id}}]  # KB ids are unique uuids
         if document_id is not None:
             filters.append({"term": {"document_id": document_id}})
-        ids = list(lookup_ids(self.client, name, filters, "chunk_id"))
+        sort = "document_id" if name.endswith("-documents") else "chunk_id"
+        ids = list(lookup_ids(self.client, name, filters, sort))
         for start in range(0, len(ids), LOOKUP_PAGE):
             self._bulk(name, [{"delete": {"_index": name, "_id": i}} for i in ids[start:start + LOOKUP_PAGE]])
 
@@ -211,73 +166,103 @@ class OpenSearchIndex:
         bulk(self.client, name, lines)
 
     # -- legs -----------------------------------------------------------------------------------------
-    def _per_kb(self, query: IndexQuery, build: Any, operation: str) -> list[tuple[str, dict[str, Any]]]:
+    def _per_kb(self, query: IndexQuery, build: Any, operation: str,
+                documents: bool = False) -> list[tuple[str, dict[str, Any]]]:
         """Run one search per KB (each capped at limit_per_kb); a KB without an index yet has no hits."""
         out: list[tuple[str, dict[str, Any]]] = []
         for kb_id in query.knowledge_base_ids:
             name = self._index_of(query.workspace_id, kb_id)
             if name is None:
                 continue
-            status, found = self.client.call("POST", f"/{name}/_search", build(kb_id), operation=operation,
+            target = documents_index(name) if documents else name
+            status, found = self.client.call("POST", f"/{target}/_search", build(kb_id), operation=operation,
                                              accept=(404,))
             if is_index_missing(status, found):
                 continue
             out.extend((name, raw) for raw in found["hits"]["hits"])
         return out
 
-    def lexical_search(self, query: IndexQuery) -> list[IndexHit]:
+    def lexical_search(self, query: IndexQuery) -> list[LegHit]:
+        text = (query.text or "").strip()
+        if not _WORD.search(text):
+            return []
+
+        def build(kb_id: str) -> dict[str, Any]:  # a chunk is found by its words and by its title and headings
+            return {"size": query.limit_per_kb, "_source": LEG_FIELDS, "query": {"bool": {
+                "must": [{"multi_match": {"query": text, "fields": ["content", "context"], "type": "most_fields"}}],
+                "filter": scope(query.workspace_id, kb_id, query.filters)}}}
+
+        hits = sorted(((n, _leg_hit(r, float(r["_score"]))) for n, r in self._per_kb(query, build, "lexical_search")),
+                      key=lambda item: (-item[1].score, item[1].chunk_id))
+        return self._remembered(hits)
+
+    def document_search(self, query: IndexQuery) -> list[DocumentHit]:
         text = (query.text or "").strip()
         if not _WORD.search(text):
             return []
 
         def build(kb_id: str) -> dict[str, Any]:
-            return {"size": query.limit_per_kb, "_source": HIT_FIELDS, "query": {"bool": {
-                "must": [{"match": {"content": {"query": text}}}],
-                "filter": _scope(query.workspace_id, kb_id, query.filters)}}}
+            return {"size": query.limit_per_kb, "_source": ["document_id", "knowledge_base_id"], "query": {"bool": {
+                "must": [{"match": {"text": {"query": text}}}],
+                "filter": scope(query.workspace_id, kb_id, query.filters)}}}
 
-        raws = self._per_kb(query, build, "lexical_search")
-        hits = sorted(((n, _hit(r, float(r["_score"]), None)) for n, r in raws),
-                      key=lambda item: (-item[1].score, item[1].chunk_id))
-        return self._remembered(hits)
+        found = [DocumentHit(r["_source"]["document_id"], r["_source"]["knowledge_base_id"], float(r["_score"]))
+                 for _, r in self._per_kb(query, build, "document_search", documents=True)]
+        return sorted(found, key=lambda d: (-d.score, d.document_id))
 
-    def vector_search(self, query: IndexQuery) -> list[IndexHit]:
+    def vector_search(self, query: IndexQuery) -> list[LegHit]:
         vector = list(query.vector or [])
 
         def build(kb_id: str) -> dict[str, Any]:
-            return {"size": query.limit_per_kb, "_source": HIT_FIELDS, "query": {"knn": {"embedding": {
+            return {"size": query.limit_per_kb, "_source": LEG_FIELDS, "query": {"knn": {"embedding": {
                 "vector": vector, "k": query.limit_per_kb,
-                "filter": {"bool": {"filter": _scope(query.workspace_id, kb_id, query.filters)}}}}}}
+                "filter": {"bool": {"filter": scope(query.workspace_id, kb_id, query.filters)}}}}}}
 
         hits = []
         for name, raw in self._per_kb(query, build, "vector_search"):
             similarity = 2.0 * float(raw["_score"]) - 1.0  # AOSS cosinesimil score = (1 + cos) / 2
-            hits.append((name, _hit(raw, similarity, similarity)))
+            hits.append((name, _leg_hit(raw, similarity)))
         hits.sort(key=lambda item: (-item[1].score, item[1].chunk_id))
         return self._remembered(hits)
 
-    def filter_search(self, query: IndexQuery) -> list[IndexHit]:
+    def filter_search(self, query: IndexQuery) -> list[LegHit]:
         def build(kb_id: str) -> dict[str, Any]:
-            return {"size": query.limit_per_kb, "_source": HIT_FIELDS,
+            return {"size": query.limit_per_kb, "_source": LEG_FIELDS,
                     "sort": [{"document_name": "asc"}, {"chunk_index": "asc"}, {"chunk_id": "asc"}],
-                    "query": {"bool": {"filter": _scope(query.workspace_id, kb_id, query.filters)}}}
+                    "query": {"bool": {"filter": scope(query.workspace_id, kb_id, query.filters)}}}
 
-        return self._remembered([(n, _hit(r, 1.0, 1.0)) for n, r in self._per_kb(query, build, "filter_search")])
+        return self._remembered([(n, _leg_hit(r, 1.0)) for n, r in self._per_kb(query, build, "filter_search")])
 
-    def _remembered(self, hits: list[tuple[str, IndexHit]]) -> list[IndexHit]:
+    def _remembered(self, hits: list[tuple[str, LegHit]]) -> list[LegHit]:
         for name in {n for n, _ in hits}:
             self._remember(name, [h for n, h in hits if n == name])
         return [h for _, h in hits]
 
-    def similarities(self, chunk_ids: Sequence[str], vector: Sequence[float]) -> dict[str, float]:
-        """Fetch the stored vectors (the only call whose _source carries embeddings) and cosine them here."""
+    def _by_index(self, chunk_ids: Sequence[str]) -> dict[str, list[str]]:
         by_index: dict[str, list[str]] = {}
         fallback = index_name(self.prefix, self.default_profile) if self.default_profile else None
         for chunk_id in dict.fromkeys(chunk_ids):
             name = self._chunk_index.get(chunk_id, fallback)
             if name is not None:
                 by_index.setdefault(name, []).append(chunk_id)
+        return by_index
+
+    def hydrate(self, workspace_id: str, chunk_ids: Sequence[str]) -> dict[str, IndexHit]:
+        """One search per index for the chunks a search returns: content, document fields and tags."""
+        out: dict[str, IndexHit] = {}
+        for name, ids in self._by_index(chunk_ids).items():
+            body = {"size": len(ids), "_source": HIT_FIELDS, "query": {"bool": {"filter": [
+                {"term": {"workspace_id": workspace_id}}, {"terms": {"chunk_id": ids}}]}}}
+            status, found = self.client.call("POST", f"/{name}/_search", body, operation="hydrate", accept=(404,))
+            if is_index_missing(status, found):
+                continue
+            out.update((hit.chunk_id, hit) for hit in map(_hit, found["hits"]["hits"]))
+        return out
+
+    def similarities(self, chunk_ids: Sequence[str], vector: Sequence[float]) -> dict[str, float]:
+        """Fetch the stored vectors (the only call whose _source carries embeddings) and cosine them here."""
         out: dict[str, float] = {}
-        for name, ids in by_index.items():
+        for name, ids in self._by_index(chunk_ids).items():
             body = {"size": len(ids), "_source": ["chunk_id", "embedding"],
                     "query": {"bool": {"filter": [{"terms": {"chunk_id": ids}}]}}}
             status, found = self.client.call("POST", f"/{name}/_search", body, operation="similarities",

@@ -33,16 +33,10 @@ CREATE TABLE IF NOT EXISTS chunks (
     embedding BLOB, {_TAG_COLUMNS});
 CREATE INDEX IF NOT EXISTS chunks_kb ON chunks (knowledge_base_id, rowid);
 CREATE INDEX IF NOT EXISTS chunks_document ON chunks (document_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    content, content='chunks', content_rowid='rowid', tokenize='porter unicode61');
-CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts(rowid, content) VALUES (new.rowid, new.content); END;
-CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, content) VALUES ('delete', old.rowid, old.content); END;
 """, columns={
     # issue 16: where a document came from, its indexing status and its text (GET document shows it)
     "documents": ("source_path TEXT", "status TEXT NOT NULL DEFAULT 'ready'", "error TEXT", "content TEXT"),
-    "chunks": ("pages TEXT",),
+    "chunks": ("pages TEXT", "context TEXT NOT NULL DEFAULT ''"),  # context: issue 17 (title, headings)
 })
 
 

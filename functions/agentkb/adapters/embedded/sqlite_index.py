@@ -1,34 +1,36 @@
-"""Embedded index: FTS5 (porter) BM25 over chunk text and exact float32 cosine search with numpy."""
+"""Embedded index: tantivy BM25 legs beside SQLite and exact float32 cosine search with numpy."""
 
 from __future__ import annotations
 
 import json
 import re
 import sqlite3
-import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from agentkb.adapters.embedded.lexical_text import MAX_QUERY_TERMS, STOPWORDS
+from agentkb.adapters.embedded.sqlite_chunk_table import ChunkTable, ChunkTables
 from agentkb.adapters.embedded.sqlite_db import Database
+from agentkb.adapters.embedded.sqlite_lexical import LexicalIndexes
 from agentkb.errors import WriteConflict
-from agentkb.models.domain import Chunk, CompiledTagFilter, Document, IndexHit, IndexQuery, KnowledgeBase
+from agentkb.models.domain import (
+    Chunk,
+    CompiledTagFilter,
+    Document,
+    DocumentHit,
+    IndexHit,
+    IndexQuery,
+    KnowledgeBase,
+    LegHit,
+)
 
-STOPWORDS = frozenset((
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "how", "i", "if", "in",
-    "into", "is", "it", "its", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they",
-    "this", "to", "was", "what", "when", "where", "which", "who", "why", "will", "with", "do", "does", "did",
-    "can",
-))
-MAX_QUERY_TERMS = 64
-FTS_PREFETCH = 200
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def fts_query(text: str) -> str | None:
-    """A safe FTS5 MATCH expression: quoted word terms OR-ed together (no operator injection)."""
+    """A safe FTS5 MATCH expression for the memory store: quoted word terms OR-ed (no operator injection)."""
     words = list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if w.strip("_")))
     terms = [w for w in words if w not in STOPWORDS] or words
     if not terms:
@@ -65,31 +67,24 @@ def compile_sql_filters(filters: Sequence[CompiledTagFilter]) -> tuple[str, list
     return "".join(f" AND ({c})" for c in clauses), params
 
 
-@dataclass
-class _Matrix:
-    version: int
-    rowids: np.ndarray  # sorted int64
-    vectors: np.ndarray  # float32 [n, d], L2-normalised
-
-
 def _clean_metadata(tags: dict[str, Any]) -> dict[str, Any]:
     return {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in tags.items()}
 
 
 class SqliteIndex:
-    """Index port on the embedded database; vectors cached per KB in memory, refreshed by KB version."""
+    """Index port on the embedded database: SQLite holds everything, the legs read in-memory tables and tantivy."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        self._matrices: dict[str, _Matrix] = {}
-        self._lock = threading.Lock()
+        self.lexical = LexicalIndexes(db)
+        self.tables = ChunkTables()
 
     # -- writes -----------------------------------------------------------------------------------------
     def write_document(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk]) -> None:
         slots = {t.slot: document.tags.get(t.tag_name) for t in kb.tag_definitions}
         slot_values = {s: (int(v) if isinstance(v, bool) else v) for s, v in slots.items()}
         columns = ["id", "workspace_id", "knowledge_base_id", "document_id", "chunk_index", "content",
-                   "token_count", "content_hash", "embedding", "pages", *slot_values]
+                   "token_count", "content_hash", "embedding", "pages", "context", *slot_values]
         sql = f"INSERT INTO chunks ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
         try:
             self._write(kb, document, chunks, sql, slot_values)
@@ -116,17 +111,15 @@ class SqliteIndex:
             conn.executemany(sql, [
                 (c.id, kb.workspace_id, kb.id, document.id, c.chunk_index, c.content, c.token_count,
                  c.content_hash, np.asarray(c.embedding, dtype=np.float32).tobytes() if c.embedding else None,
-                 json.dumps(list(c.pages)) if c.pages else None, *slot_values.values()) for c in chunks])
+                 json.dumps(list(c.pages)) if c.pages else None, c.context, *slot_values.values()) for c in chunks])
             conn.execute("UPDATE knowledge_bases SET version = version + 1 WHERE id = ?", (kb.id,))
 
     def delete_knowledge_base(self, kb: KnowledgeBase) -> None:
-        """Every chunk, vector and FTS entry of the KB (the FTS rows go with the chunks' delete trigger)."""
+        """Every chunk, vector and BM25 entry of the KB (the lexical log's delete trigger takes the BM25 entries)."""
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM chunks WHERE knowledge_base_id = ? AND workspace_id = ?",
                          (kb.id, kb.workspace_id))
             conn.execute("UPDATE knowledge_bases SET version = version + 1 WHERE id = ?", (kb.id,))
-        with self._lock:
-            self._matrices.pop(kb.id, None)
 
     def delete_document(self, kb: KnowledgeBase, document_id: str) -> None:
         with self.db.transaction() as conn:
@@ -134,136 +127,126 @@ class SqliteIndex:
             conn.execute("DELETE FROM documents WHERE id = ? AND knowledge_base_id = ?", (document_id, kb.id))
             conn.execute("UPDATE knowledge_bases SET version = version + 1 WHERE id = ?", (kb.id,))
 
-    # -- vectors ----------------------------------------------------------------------------------------
-    def _matrix(self, conn: sqlite3.Connection, kb_id: str) -> _Matrix:
-        row = conn.execute("SELECT version FROM knowledge_bases WHERE id = ?", (kb_id,)).fetchone()
-        version = row["version"] if row else -1
-        cached = self._matrices.get(kb_id)
-        if cached is not None and cached.version == version:
-            return cached
-        with self._lock:
-            rows = conn.execute("SELECT rowid, embedding FROM chunks WHERE knowledge_base_id = ?"
-                                " AND embedding IS NOT NULL ORDER BY rowid", (kb_id,)).fetchall()
-            rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            blob = b"".join(r[1] for r in rows)
-            vectors = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), -1) if rows else np.zeros((0, 1),
-                                                                                                       np.float32)
-            matrix = _Matrix(version, rowids, vectors)
-            self._matrices[kb_id] = matrix
-        return matrix
+    # -- legs: ids and scores ---------------------------------------------------------------------------
+    def _table(self, conn: sqlite3.Connection, workspace_id: str, kb_id: str) -> ChunkTable | None:
+        row = conn.execute("SELECT 1 FROM knowledge_bases WHERE id = ? AND workspace_id = ?",
+                           (kb_id, workspace_id)).fetchone()
+        return self.tables.get(conn, kb_id) if row else None  # a KB of another workspace has no chunks here
 
-    def _cosine(self, conn: sqlite3.Connection, kb_id: str, rowids: Sequence[int],
-                vector: Sequence[float]) -> dict[int, float]:
-        m = self._matrix(conn, kb_id)
-        ids = np.asarray(rowids, dtype=np.int64)
-        pos = np.searchsorted(m.rowids, ids)
-        ok = (pos < len(m.rowids)) & (m.rowids[np.minimum(pos, len(m.rowids) - 1)] == ids) if len(m.rowids) else \
-            np.zeros(len(ids), bool)
-        q = np.asarray(vector, dtype=np.float32)
-        sims = m.vectors[pos[ok]] @ q if ok.any() else np.zeros(0, np.float32)
-        return {int(r): float(s) for r, s in zip(ids[ok], sims, strict=True)}
-
-    def vector_search(self, query: IndexQuery) -> list[IndexHit]:
+    def vector_search(self, query: IndexQuery) -> list[LegHit]:
         conn = self.db.connection()
         q = np.asarray(query.vector, dtype=np.float32)
-        where, params = compile_sql_filters(query.filters)
-        scored: list[tuple[int, float]] = []
+        hits: list[LegHit] = []
         for kb_id in query.knowledge_base_ids:
-            m = self._matrix(conn, kb_id)
-            if not len(m.rowids) or m.vectors.shape[1] != len(q):
+            table = self._table(conn, query.workspace_id, kb_id)
+            if table is None or table.vectors.shape[1] != len(q):
                 continue
+            eligible = table.has_vector
             if query.filters:
-                allowed = np.fromiter((r[0] for r in conn.execute(
-                    f"SELECT c.rowid FROM chunks c WHERE c.knowledge_base_id = ? AND c.workspace_id = ?{where}",
-                    (kb_id, query.workspace_id, *params))), dtype=np.int64)
-                pos = np.flatnonzero(np.isin(m.rowids, allowed))
-                rowids, sims = m.rowids[pos], m.vectors[pos] @ q
-            else:
-                rowids, sims = m.rowids, m.vectors @ q
+                pos, found = table.positions(self._allowed_rowids(conn, query, kb_id))
+                passes = np.zeros(len(table.rowids), dtype=bool)
+                passes[pos[found]] = True
+                eligible = eligible & passes
+            # Score the whole matrix, then pick the eligible scores: gathering rows first would copy the matrix.
+            candidates = None if eligible.all() else np.flatnonzero(eligible)
+            sims = table.vectors @ q if candidates is None else (table.vectors @ q)[candidates]
             k = min(query.limit_per_kb, len(sims))
             if k == 0:
                 continue
             top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
-            top = top[np.lexsort((rowids[top], -sims[top]))]
-            scored.extend((int(rowids[i]), float(sims[i])) for i in top)
-        hits = self._hydrate(conn, [r for r, _ in scored], query.workspace_id)
-        return [_with_score(hits[r], s, s) for r, s in scored if r in hits]
+            rows = top if candidates is None else candidates[top]
+            order = np.lexsort((table.rowids[rows], -sims[top]))
+            hits.extend(LegHit(table.chunk_ids[i], kb_id, table.document_ids[i], float(s))
+                        for i, s in zip(rows[order].tolist(), sims[top][order].tolist(), strict=True))
+        return hits
+
+    def lexical_search(self, query: IndexQuery) -> list[LegHit]:
+        conn = self.db.connection()
+        scored: list[tuple[float, int, LegHit]] = []
+        for kb_id in query.knowledge_base_ids:
+            table = self._table(conn, query.workspace_id, kb_id)
+            if table is None:
+                continue
+            allowed = self._allowed_rowids(conn, query, kb_id) if query.filters else None
+            found = self.lexical.search_chunks(query.workspace_id, kb_id, query.text or "", query.limit_per_kb,
+                                               allowed)
+            pos, ok = table.positions([r for r, _ in found])
+            scored.extend((score, rowid, LegHit(table.chunk_ids[p], kb_id, table.document_ids[p], score))
+                          for (rowid, score), p, hit in zip(found, pos.tolist(), ok.tolist(), strict=True) if hit)
+        scored.sort(key=lambda item: (-item[0], item[1]))
+        return [hit for _, _, hit in scored]
+
+    def document_search(self, query: IndexQuery) -> list[DocumentHit]:
+        conn = self.db.connection()
+        out: list[DocumentHit] = []
+        for kb_id in query.knowledge_base_ids:
+            table = self._table(conn, query.workspace_id, kb_id)
+            if table is None:
+                continue
+            allowed = None
+            if query.filters:
+                where, params = compile_sql_filters(query.filters)
+                allowed = [r[0] for r in conn.execute(
+                    f"SELECT DISTINCT c.document_id FROM chunks c WHERE c.knowledge_base_id = ?"
+                    f" AND c.workspace_id = ?{where}", (kb_id, query.workspace_id, *params))]
+            found = self.lexical.search_documents(query.workspace_id, kb_id, query.text or "", query.limit_per_kb,
+                                                  allowed)
+            pos, ok = table.positions([r for r, _ in found])
+            out.extend(DocumentHit(table.document_ids[p], kb_id, score)
+                       for (_, score), p, hit in zip(found, pos.tolist(), ok.tolist(), strict=True) if hit)
+        return sorted(out, key=lambda d: (-d.score, d.document_id))
+
+    def _allowed_rowids(self, conn: sqlite3.Connection, query: IndexQuery, kb_id: str) -> list[int]:
+        """The KB's chunks that pass the tag filters (filters select in SQL before any ranking)."""
+        where, params = compile_sql_filters(query.filters)
+        return [r[0] for r in conn.execute(
+            f"SELECT c.rowid FROM chunks c WHERE c.knowledge_base_id = ? AND c.workspace_id = ?{where}",
+            (kb_id, query.workspace_id, *params))]
+
+    def filter_search(self, query: IndexQuery) -> list[LegHit]:
+        conn = self.db.connection()
+        where, params = compile_sql_filters(query.filters)
+        hits: list[LegHit] = []
+        for kb_id in query.knowledge_base_ids:
+            hits.extend(LegHit(r[0], r[1], r[2], 1.0) for r in conn.execute(
+                "SELECT c.id, c.knowledge_base_id, c.document_id FROM chunks c JOIN documents d ON d.id = c.document_id"
+                f" WHERE c.knowledge_base_id = ? AND c.workspace_id = ?{where}"
+                " ORDER BY d.name, c.chunk_index, c.rowid LIMIT ?",
+                (kb_id, query.workspace_id, *params, query.limit_per_kb)))
+        return hits
+
+    # -- the final top-k ----------------------------------------------------------------------------------
+    def hydrate(self, workspace_id: str, chunk_ids: Sequence[str]) -> dict[str, IndexHit]:
+        conn = self.db.connection()
+        out: dict[str, IndexHit] = {}
+        ids = list(dict.fromkeys(chunk_ids))
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            rows = conn.execute(
+                "SELECT c.id, c.knowledge_base_id, c.document_id, c.chunk_index, c.content, d.name, d.source_url,"
+                " d.tags, c.pages FROM chunks c JOIN documents d ON d.id = c.document_id"
+                f" WHERE c.workspace_id = ? AND c.id IN ({','.join('?' * len(part))})", (workspace_id, *part))
+            for r in rows:
+                metadata = _clean_metadata(json.loads(r[7]))
+                if r[8] is not None:  # a PDF chunk's pages; a tag of the same name keeps its value
+                    metadata.setdefault("pages", json.loads(r[8]))
+                out[r[0]] = IndexHit(r[0], r[1], r[2], r[5], r[6], r[4], r[3], metadata, 0.0)
+        return out
 
     def similarities(self, chunk_ids: Sequence[str], vector: Sequence[float]) -> dict[str, float]:
+        if not chunk_ids:
+            return {}
         conn = self.db.connection()
         marks = ",".join("?" * len(chunk_ids))
         rows = conn.execute(f"SELECT rowid, id, knowledge_base_id FROM chunks WHERE id IN ({marks})",
                             list(chunk_ids)).fetchall()
+        q = np.asarray(vector, dtype=np.float32)
         out: dict[str, float] = {}
-        for kb_id in {r["knowledge_base_id"] for r in rows}:
-            mine = [r for r in rows if r["knowledge_base_id"] == kb_id]
-            sims = self._cosine(conn, kb_id, [r["rowid"] for r in mine], vector)
-            out.update({r["id"]: sims[r["rowid"]] for r in mine if r["rowid"] in sims})
+        for kb_id in {r[2] for r in rows}:
+            table = self.tables.get(conn, kb_id)
+            mine = [r for r in rows if r[2] == kb_id]
+            pos, ok = table.positions([r[0] for r in mine])
+            for r, p, hit in zip(mine, pos.tolist(), ok.tolist(), strict=True):
+                if hit and table.has_vector[p] and table.vectors.shape[1] == len(q):
+                    out[r[1]] = float(table.vectors[p] @ q)
         return out
-
-    # -- lexical and tag-only ---------------------------------------------------------------------------
-    def lexical_search(self, query: IndexQuery) -> list[IndexHit]:
-        match = fts_query(query.text or "")
-        if match is None:
-            return []
-        conn = self.db.connection()
-        where, params = compile_sql_filters(query.filters)
-        scored: list[tuple[int, float, str]] = []
-        for kb_id in query.knowledge_base_ids:
-            params_kb = (kb_id, query.workspace_id, *params)
-            # Fast path: score the best matches of the whole FTS index first, then keep this KB's rows. Exact
-            # whenever it yields `limit` rows (a better row of this KB would be among the global best); else the
-            # full join below runs. Joining every match to its chunk row is what costs the time.
-            rows = conn.execute(
-                "SELECT c.rowid, f.s FROM (SELECT rowid, bm25(chunks_fts) AS s FROM chunks_fts WHERE chunks_fts"
-                " MATCH ? ORDER BY s, rowid LIMIT ?) f JOIN chunks c ON c.rowid = f.rowid"
-                f" WHERE c.knowledge_base_id = ? AND c.workspace_id = ?{where} ORDER BY f.s, c.rowid LIMIT ?",
-                (match, max(4 * query.limit_per_kb, FTS_PREFETCH), *params_kb, query.limit_per_kb)).fetchall()
-            if len(rows) < query.limit_per_kb:
-                rows = conn.execute(
-                    "SELECT c.rowid, bm25(chunks_fts) AS s FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid"
-                    f" WHERE chunks_fts MATCH ? AND c.knowledge_base_id = ? AND c.workspace_id = ?{where}"
-                    " ORDER BY s, c.rowid LIMIT ?", (match, *params_kb, query.limit_per_kb)).fetchall()
-            scored.extend((r[0], -float(r[1]), kb_id) for r in rows)
-        scored.sort(key=lambda item: (-item[1], item[0]))
-        hits = self._hydrate(conn, [r for r, _, _ in scored], query.workspace_id)
-        sims: dict[int, float] = {}
-        if query.vector is not None:
-            for kb_id in query.knowledge_base_ids:
-                sims.update(self._cosine(conn, kb_id, [r for r, _, k in scored if k == kb_id], query.vector))
-        return [_with_score(hits[r], s, sims.get(r)) for r, s, _ in scored if r in hits]
-
-    def filter_search(self, query: IndexQuery) -> list[IndexHit]:
-        conn = self.db.connection()
-        where, params = compile_sql_filters(query.filters)
-        rowids: list[int] = []
-        for kb_id in query.knowledge_base_ids:
-            rowids.extend(r[0] for r in conn.execute(
-                "SELECT c.rowid FROM chunks c JOIN documents d ON d.id = c.document_id"
-                f" WHERE c.knowledge_base_id = ? AND c.workspace_id = ?{where}"
-                " ORDER BY d.name, c.chunk_index, c.rowid LIMIT ?",
-                (kb_id, query.workspace_id, *params, query.limit_per_kb)))
-        hits = self._hydrate(conn, rowids, query.workspace_id)
-        return [_with_score(hits[r], 1.0, 1.0) for r in rowids if r in hits]
-
-    def _hydrate(self, conn: sqlite3.Connection, rowids: Sequence[int], workspace_id: str) -> dict[int, IndexHit]:
-        if not rowids:
-            return {}
-        out: dict[int, IndexHit] = {}
-        for start in range(0, len(rowids), 500):
-            part = list(rowids[start:start + 500])
-            rows = conn.execute(
-                "SELECT c.rowid, c.id, c.knowledge_base_id, c.document_id, c.chunk_index, c.content, d.name,"
-                " d.source_url, d.tags, c.pages FROM chunks c JOIN documents d ON d.id = c.document_id"
-                f" WHERE c.workspace_id = ? AND c.rowid IN ({','.join('?' * len(part))})", (workspace_id, *part))
-            for r in rows:
-                metadata = _clean_metadata(json.loads(r[8]))
-                if r[9] is not None:  # a PDF chunk's pages; a tag of the same name keeps its value
-                    metadata.setdefault("pages", json.loads(r[9]))
-                out[r[0]] = IndexHit(r[1], r[2], r[3], r[6], r[7], r[5], r[4], metadata, 0.0)
-        return out
-
-
-def _with_score(hit: IndexHit, score: float, similarity: float | None) -> IndexHit:
-    return IndexHit(hit.chunk_id, hit.knowledge_base_id, hit.document_id, hit.document_name, hit.source_url,
-                    hit.content, hit.chunk_index, hit.metadata, score, similarity)

@@ -1,0 +1,36 @@
+"""Text handling of the embedded lexical legs: the analyzer and query terms."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+import tantivy
+
+STOPWORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "how", "i", "if", "in",
+    "into", "is", "it", "its", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they",
+    "this", "to", "was", "what", "when", "where", "which", "who", "why", "will", "with", "do", "does", "did",
+    "can",
+))
+MAX_QUERY_TERMS = 64
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@lru_cache(maxsize=1)
+def analyzer() -> Any:
+    """Words, lowercased, accents folded, Snowball English stems: FTS5's `porter unicode61` in tantivy."""
+    return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(40))
+            .filter(tantivy.Filter.lowercase()).filter(tantivy.Filter.ascii_fold())
+            .filter(tantivy.Filter.stemmer("english")).build())
+
+
+def query_terms(text: str) -> list[str]:
+    """The analysed, de-duplicated terms of a query (stopwords dropped unless nothing else is left)."""
+    words = list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if w.strip("_")))
+    kept = [w for w in words if w not in STOPWORDS] or words
+    terms: list[str] = []
+    for word in kept:
+        terms.extend(analyzer().analyze(word))
+    return list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]

@@ -1,0 +1,68 @@
+"""Per knowledge base, in memory: every chunk's rowid, ids and float32 vector, refreshed when the KB's version moves.
+
+The legs score rowids (numpy for vectors, tantivy for BM25) and name their hits from this table, so no leg reads
+SQLite rows on the hot path; only the final top-k is hydrated from SQLite.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class ChunkTable:
+    version: int
+    rowids: np.ndarray  # int64, sorted
+    chunk_ids: list[str]
+    document_ids: list[str]
+    vectors: np.ndarray  # float32 [n, d], L2-normalised; zero rows where a chunk has no vector
+    has_vector: np.ndarray  # bool [n]
+
+    def positions(self, rowids: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(positions in this table, mask of the rowids found) for a batch of rowids."""
+        ids = np.asarray(rowids, dtype=np.int64)
+        if not len(self.rowids):
+            return np.zeros(len(ids), np.int64), np.zeros(len(ids), bool)
+        pos = np.searchsorted(self.rowids, ids)
+        safe = np.minimum(pos, len(self.rowids) - 1)
+        return safe, self.rowids[safe] == ids
+
+
+class ChunkTables:
+    """The tables of every KB this process searched, checked against the KB version on each use."""
+
+    def __init__(self) -> None:
+        self._tables: dict[str, ChunkTable] = {}
+        self._lock = threading.Lock()
+
+    def get(self, conn: sqlite3.Connection, kb_id: str) -> ChunkTable:
+        row = conn.execute("SELECT version FROM knowledge_bases WHERE id = ?", (kb_id,)).fetchone()
+        version = row[0] if row else -1
+        cached = self._tables.get(kb_id)
+        if cached is not None and cached.version == version:
+            return cached
+        with self._lock:
+            cached = self._tables.get(kb_id)
+            if cached is not None and cached.version == version:
+                return cached
+            table = self._tables[kb_id] = _load(conn, kb_id, version)
+        return table
+
+
+def _load(conn: sqlite3.Connection, kb_id: str, version: int) -> ChunkTable:
+    rows = conn.execute("SELECT rowid, id, document_id, embedding FROM chunks WHERE knowledge_base_id = ?"
+                        " ORDER BY rowid", (kb_id,)).fetchall()
+    rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    width = next((len(r[3]) // 4 for r in rows if r[3]), 1)
+    vectors = np.zeros((len(rows), width), dtype=np.float32)
+    has_vector = np.zeros(len(rows), dtype=bool)
+    for i, r in enumerate(rows):
+        if r[3] and len(r[3]) == 4 * width:
+            vectors[i] = np.frombuffer(r[3], dtype=np.float32)
+            has_vector[i] = True
+    return ChunkTable(version, rowids, [r[1] for r in rows], [r[2] for r in rows], vectors, has_vector)
