@@ -6,7 +6,7 @@ Shaped for both engines: nothing here speaks SQL or DSL, writes are batches, and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # annotations only: keeps the handlers' cold import light
@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # annotations only: keeps the handlers' cold import light
     )
     from agentkb.models.idempotency import IdempotentCall, IdempotentResult
     from agentkb.models.memory import IdempotencyRecord, MemoryRecord, StoredMemory
+    from agentkb.models.memory_detail import MemoryChange, MemoryDetail, MemoryListQuery, MemoryPage
     from agentkb.models.recall import MemoryView, RecallScope
     from agentkb.models.snapshot import StoredSnapshot
 
@@ -323,8 +324,10 @@ class MemoryStore(Protocol):
     def vector_dimension(self, workspace_id: str) -> int | None: ...
 
     def vector_search(self, scope: RecallScope, vector: Sequence[float], k: int,
-                      lifted: Collection[int] = (), lift: float = 0.0) -> list[tuple[int, float]]:
-        """Exact cosine top-k over eligible memories, `lift` added to `lifted` ids for ranking: (id, cosine)."""
+                      boosts: Mapping[int, float] | None = None) -> list[tuple[int, float]]:
+        """Exact cosine top-k over eligible memories, `boosts` added for ranking only: (id, cosine).
+
+        A boost never makes a memory eligible: only eligible memories are ranked at all."""
         ...
 
     def similarities(self, workspace_id: str, memory_ids: Sequence[int], vector: Sequence[float]) -> dict[int, float]:
@@ -342,3 +345,21 @@ class MemoryStore(Protocol):
         ...
 
     def views(self, workspace_id: str, memory_ids: Sequence[int]) -> dict[int, MemoryView]: ...
+
+    def insert_batch(self, records: Sequence[MemoryRecord]) -> list[StoredMemory]:
+        """New names only, all or nothing (at most 24); a taken name fails the batch with Conflict."""
+        ...
+
+    def get(self, workspace_id: str, memory_id: int) -> MemoryDetail | None: ...
+
+    def list_memories(self, query: MemoryListQuery) -> MemoryPage:
+        """Newest first, filtered, paged by `before_id`."""
+        ...
+
+    def update(self, workspace_id: str, memory_id: int, change: MemoryChange) -> MemoryDetail | None:
+        """Change one memory in place (atomic); recall sees the change at once. None when it does not exist."""
+        ...
+
+    def delete(self, workspace_id: str, memory_id: int) -> list[int]:
+        """Forget every revision of the memory's name: store, vectors, indexes, entity links. The ids deleted."""
+        ...

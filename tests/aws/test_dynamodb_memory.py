@@ -100,8 +100,8 @@ def test_eligibility_matrix_matches_the_embedded_store(stores: Any, bulk: bool) 
     for sc in SCOPES:
         expected = sqlite.vector_search(sc, query, 50)
         assert close(ddb.vector_search(sc, query, 50), expected), sc
-        assert close(ddb.vector_search(sc, query, 3, lifted=[5, 11], lift=0.5),
-                     sqlite.vector_search(sc, query, 3, lifted=[5, 11], lift=0.5)), sc
+        assert close(ddb.vector_search(sc, query, 3, {5: 0.5, 11: 0.5}),
+                     sqlite.vector_search(sc, query, 3, {5: 0.5, 11: 0.5})), sc
         assert ddb.linked_memories(sc, ["e1", "e2", "e9"], 2) == sqlite.linked_memories(sc, ["e1", "e2", "e9"], 2)
         for text in ("billing", "deploy billing", "the", "zzz"):  # whole words: the same memories match
             assert ({i for i, _ in ddb.lexical_search(sc, text, 50)}
@@ -161,7 +161,7 @@ def test_stopwords_match_the_embedded_fts_query() -> None:
     from agentkb.adapters.aws import dynamodb_memory_match
     from agentkb.adapters.embedded import sqlite_index
 
-    assert dynamodb_memory_match.STOPWORDS == sqlite_index.STOPWORDS
+    assert dynamodb_memory_match.STOPWORDS is sqlite_index.STOPWORDS  # one list (models/query_text.py)
     assert dynamodb_memory_match.MAX_QUERY_TERMS == sqlite_index.MAX_QUERY_TERMS
 
 

@@ -371,5 +371,5 @@ def test_with_an_index_that_ignores_every_filter_the_recheck_alone_gives_the_dyn
     query = unit(1, 0.25, 0.1, 0)
     for sc in SCOPES:  # Then the re-check and exact scoring reproduce the DynamoDB-only engine, lift included
         assert store.vector_search(sc, query, 50) == store.truth.vector_search(sc, query, 50), sc
-        assert store.vector_search(sc, query, 3, lifted=[5, 11], lift=0.5) == \
-            store.truth.vector_search(sc, query, 3, lifted=[5, 11], lift=0.5), sc
+        assert store.vector_search(sc, query, 3, {5: 0.5, 11: 0.5}) == \
+            store.truth.vector_search(sc, query, 3, {5: 0.5, 11: 0.5}), sc

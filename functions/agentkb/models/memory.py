@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -151,6 +152,8 @@ class MemoryRecord:
     embedding: list[float]
     entity_ids: tuple[str, ...] = ()
     relation_count: int = 0
+    labels: Mapping[str, str] = field(default_factory=dict)  # flat strings a listing can filter on (OB1 statuses)
+    extra: Mapping[str, Any] = field(default_factory=dict)  # any JSON kept with the memory (OB1 provenance, history)
 
 
 @dataclass(frozen=True, slots=True)

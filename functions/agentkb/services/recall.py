@@ -8,7 +8,7 @@ budget. When the query embedding fails the answer degrades to FTS5 alone (or a 5
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +40,8 @@ class RecallDeps:
     embed_timeout_s: float = 5.0
     backend: str = "local"  # backend_invoked when the embedding ran
     clock: Callable[[], float] = field(default=time.time)
+    # (workspace, now) -> bounded usage-feedback boosts per memory id (services/usage_feedback.py); None: none
+    feedback: Callable[[str, float], Mapping[int, float]] | None = None
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,15 @@ def build_scope(request: RecallRequest, principal: Principal, now: float) -> Rec
         project_only=request.scope.project_only, include_unconfirmed=request.scope.include_unconfirmed,
         include_stale=request.scope.include_stale, now=now, since=now - int(days) * DAY_S if days else None,
         allowed_sensitivity=allowed)
+
+
+def ranking_boosts(lifted: set[int], feedback: Mapping[int, float]) -> dict[int, float]:
+    """What ranking adds to a memory's similarity: the entity lift, plus its usage feedback. Ranking only: the
+    store applies boosts to eligible memories alone, so no boost can bring back an ineligible one."""
+    boosts = dict(feedback)
+    for mid in lifted:
+        boosts[mid] = boosts.get(mid, 0.0) + ENTITY_LIFT
+    return boosts
 
 
 def _item(view: MemoryView, similarity: float, source: str, depth: int | None = None) -> dict[str, Any]:
@@ -100,6 +111,7 @@ def recall(request: RecallRequest, principal: Principal, deps: RecallDeps,
     k = int(request.limits.max_items)
     entity_ids = seed_entities(deps.graph, scope.workspace_id, request.entities.named())
     lifted = {mid for mid, _ in deps.store.linked_memories(scope, entity_ids, 10 * k)} if entity_ids else set()
+    boosts = ranking_boosts(lifted, deps.feedback(scope.workspace_id, scope.now) if deps.feedback else {})
     try:
         vector = _embed(deps, request, options)
     except EmbeddingUnavailable as exc:
@@ -107,11 +119,11 @@ def recall(request: RecallRequest, principal: Principal, deps: RecallDeps,
             retry = RETRY_AFTER_S if exc.code in RETRYABLE_CODES else None
             raise ServiceUnavailable("The embedding backend is degraded and failOnDegraded=true was set",
                                      retry_after_s=retry, details={"code": exc.code}) from exc
-        body = _lexical(deps, scope, request, k, lifted)
+        body = _lexical(deps, scope, request, k, boosts)
         body.update(_degraded_fields(exc))
         return _finish(body, deps, request, k, started, exc.code)
     # Each leg looks one past k so that a cut by max_items is visible; only the first k of a leg are ranked.
-    found = deps.store.vector_search(scope, vector, k + 1, lifted, ENTITY_LIFT)
+    found = deps.store.vector_search(scope, vector, k + 1, boosts)
     direct = found[:k]
     seeds = dict.fromkeys(entity_ids, 1.0)
     links = deps.store.entity_links(scope.workspace_id, [mid for mid, _ in direct])
@@ -123,7 +135,7 @@ def recall(request: RecallRequest, principal: Principal, deps: RecallDeps,
                                 options.graph_hops)
     graph = graph_found[:k]
     # One shared k: each leg is guaranteed half of it when it has candidates, the rest goes by relevance.
-    ranked = sorted([(("d", mid, sim), sim + (ENTITY_LIFT if mid in lifted else 0.0)) for mid, sim in direct]
+    ranked = sorted([(("d", mid, sim), sim + boosts.get(mid, 0.0)) for mid, sim in direct]
                     + [(("g", h.memory_id, h), h.relevance) for h in graph], key=lambda c: -c[1])
     chosen = fair_share([(key, key[0]) for key, _ in ranked], k)
     views = deps.store.views(scope.workspace_id, [key[1] for key in chosen])
@@ -137,11 +149,11 @@ def recall(request: RecallRequest, principal: Principal, deps: RecallDeps,
 
 
 def _lexical(deps: RecallDeps, scope: RecallScope, request: RecallRequest, k: int,
-             lifted: set[int]) -> dict[str, Any]:
+             boosts: Mapping[int, float]) -> dict[str, Any]:
     hits = deps.store.lexical_search(scope, request.query, k * LEXICAL_POOL)
     top = max((s for _, s in hits), default=0.0) or 1.0
     ranked = sorted(((mid, s / top) for mid, s in hits),
-                    key=lambda h: (-(h[1] + (ENTITY_LIFT if h[0] in lifted else 0.0)), h[0]))[:k]
+                    key=lambda h: (-(h[1] + boosts.get(h[0], 0.0)), h[0]))[:k]
     views = deps.store.views(scope.workspace_id, [mid for mid, _ in ranked])
     items = [_item(views[mid], score, "fts_fallback") for mid, score in ranked if mid in views]
     return {"direct_matches": items, "graph_matches": [], "backend_invoked": "none", "candidates": len(hits)}

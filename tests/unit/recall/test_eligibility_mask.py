@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from agentkb.adapters.embedded.sqlite_db import Database
-from agentkb.adapters.embedded.sqlite_memory import SqliteMemoryStore, eligibility_mask, eligibility_sql
+from agentkb.adapters.embedded.sqlite_eligibility import eligibility_mask, eligibility_sql
+from agentkb.adapters.embedded.sqlite_memory import SqliteMemoryStore
 from agentkb.models.memory import VISIBILITY_RANK
 from agentkb.models.recall import RecallScope
 

@@ -1,5 +1,6 @@
-"""Recall over DynamoDB memory items, as pure functions: the eligibility rules (a FilterExpression and its Python
-twin for re-checking index candidates), the lexical term-match score and the float32 cosine.
+"""Recall over DynamoDB memory items, as pure functions: the compiled eligibility predicate (models/eligibility.py)
+translated to a FilterExpression and evaluated on items (re-checking index candidates), the lexical term-match
+score and the float32 cosine.
 
 Shared by the DynamoDB-only store and the OpenSearch-indexed store; no I/O here.
 """
@@ -10,23 +11,28 @@ import math
 import re
 import struct
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from agentkb.adapters.aws.dynamodb_tables import get_n, get_s, n, s
-from agentkb.models.memory import VISIBILITY_RANK
+from agentkb.adapters.aws.dynamodb_tables import get_s, n, s
+from agentkb.models.eligibility import (
+    NUMBER_FACETS,
+    STRING_FACETS,
+    Absent,
+    AllOf,
+    AnyOf,
+    Clause,
+    Eq,
+    OneOf,
+    compile_eligibility,
+    evaluate,
+)
+from agentkb.models.query_text import STOPWORDS
 from agentkb.models.recall import RecallScope
 
 _WORD = re.compile(r"\w+")
 _FIELD_WEIGHTS = (("name", 2.0), ("description", 1.5), ("body", 1.0))
 MAX_QUERY_TERMS = 64
-# sqlite_index.STOPWORDS, copied: that module imports numpy, absent from the AWS bundle (a test holds them equal)
-STOPWORDS = frozenset((
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "how", "i", "if", "in",
-    "into", "is", "it", "its", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they",
-    "this", "to", "was", "what", "when", "where", "which", "who", "why", "will", "with", "do", "does", "did",
-    "can",
-))
 
 
 def pack(vector: Sequence[float]) -> bytes:
@@ -43,56 +49,49 @@ def query_terms(text: str) -> list[str]:
     return ([w for w in words if w not in STOPWORDS] or words)[:MAX_QUERY_TERMS]
 
 
+def _filter(clause: Clause, values: dict[str, Any]) -> str:
+    """One clause as FilterExpression text; values become `:eN` placeholders added to `values`."""
+    if isinstance(clause, AllOf | AnyOf):
+        joiner = " AND " if isinstance(clause, AllOf) else " OR "
+        return "(" + joiner.join(_filter(c, values) for c in clause.clauses) + ")"
+    if isinstance(clause, Absent):
+        return f"attribute_not_exists({clause.field})"
+
+    def placeholder(value: str | int | float) -> str:
+        name = f":e{len(values)}"
+        values[name] = s(value) if isinstance(value, str) else n(value)
+        return name
+
+    if isinstance(clause, OneOf):  # an empty IN list is invalid DynamoDB syntax: nothing may match
+        if not clause.values:
+            return "attribute_not_exists(pk)"
+        return f"{clause.field} IN ({', '.join(placeholder(v) for v in clause.values)})"
+    if isinstance(clause, Eq):
+        return f"{clause.field} = {placeholder(clause.value)}"
+    return f"{clause.field} {'>=' if clause.inclusive else '>'} {placeholder(float(clause.value))}"
+
+
 def eligibility_filter(scope: RecallScope) -> tuple[str, dict[str, Any]]:
-    """eligibility_sql's WHERE clause as a FilterExpression (an absent attribute behaves like SQL NULL)."""
-    values: dict[str, Any] = {":aud": n(scope.audience_rank), ":vp": n(VISIBILITY_RANK["project"]),
-                              ":vc": n(VISIBILITY_RANK["channel"]), ":vo": n(VISIBILITY_RANK["personal"]),
-                              ":me": s(scope.principal_id)}
-    audience = ["vis_rank > :vp", "(vis_rank = :vo AND owner_id = :me)"]
-    if scope.project_id is not None:
-        values[":project"] = s(scope.project_id)
-        audience.append("(vis_rank = :vp AND project_id = :project)")
-    if scope.channel_id is not None:
-        values[":channel"] = s(scope.channel_id)
-        audience.append("(vis_rank = :vc AND channel_id = :channel)")
-    deny = 7 & ~scope.allowed_sensitivity
-    allowed = [v for v in range(8) if v & deny == 0]
-    values.update({f":s{v}": n(v) for v in allowed})
-    clauses = ["vis_rank >= :aud", f"({' OR '.join(audience)})",
-               f"sensitivity IN ({', '.join(f':s{v}' for v in allowed)})"]
-    if scope.project_only:
-        clauses.append("project_id = :project" if scope.project_id is not None else "attribute_not_exists(project_id)")
-    if not scope.include_unconfirmed:
-        clauses.append("confirmed = :one")
-        values[":one"] = n(1)
-    if not scope.include_stale:
-        clauses.append("superseded = :zero AND stale = :zero AND (attribute_not_exists(valid_until)"
-                       " OR valid_until > :now)")
-        values.update({":zero": n(0), ":now": n(float(scope.now))})
-    if scope.since is not None:
-        clauses.append("updated_at >= :since")
-        values[":since"] = n(float(scope.since))
-    return " AND ".join(clauses), values
+    """The compiled eligibility predicate as a FilterExpression (an absent attribute behaves like SQL NULL)."""
+    values: dict[str, Any] = {}
+    return _filter(compile_eligibility(scope), values), values
+
+
+def item_facets(item: dict[str, Any]) -> dict[str, Any]:
+    """A DynamoDB memory item's eligibility facets (absent attributes stay absent)."""
+    out: dict[str, Any] = {}
+    for name in STRING_FACETS:
+        if name in item:
+            out[name] = get_s(item, name)
+    for name in NUMBER_FACETS:
+        if name in item:
+            out[name] = number(item, name)
+    return out
 
 
 def is_eligible(item: dict[str, Any], scope: RecallScope) -> bool:
-    """eligibility_filter evaluated on one item (the re-check of index candidates against DynamoDB truth)."""
-    vis, project = get_n(item, "vis_rank"), get_s(item, "project_id")
-    if vis < scope.audience_rank or get_n(item, "sensitivity") & (7 & ~scope.allowed_sensitivity):
-        return False
-    p_rank, c_rank, o_rank = (VISIBILITY_RANK[v] for v in ("project", "channel", "personal"))
-    if not (vis > p_rank or (vis == o_rank and get_s(item, "owner_id") == scope.principal_id)
-            or (scope.project_id is not None and vis == p_rank and project == scope.project_id)
-            or (scope.channel_id is not None and vis == c_rank and get_s(item, "channel_id") == scope.channel_id)):
-        return False
-    if scope.project_only and project != scope.project_id:
-        return False
-    if not scope.include_unconfirmed and get_n(item, "confirmed") != 1:
-        return False
-    if not scope.include_stale and (get_n(item, "superseded") or get_n(item, "stale")
-                                    or ("valid_until" in item and number(item, "valid_until") <= scope.now)):
-        return False
-    return scope.since is None or number(item, "updated_at") >= scope.since
+    """The compiled predicate on one item (the re-check of index candidates against DynamoDB truth)."""
+    return evaluate(compile_eligibility(scope), item_facets(item))
 
 
 def number(item: dict[str, Any], name: str) -> float:
@@ -128,12 +127,13 @@ def cosine32(item: dict[str, Any], query32: Sequence[float]) -> float:
 
 
 def rank_by_cosine(items: Iterable[tuple[int, dict[str, Any]]], vector: Sequence[float], k: int,
-                   lifted: Collection[int] = (), lift: float = 0.0) -> list[tuple[int, float]]:
-    """(memory id, cosine) of the k best V# items, `lift` added to `lifted` ids for ranking; best first, then id."""
+                   boosts: Mapping[int, float] | None = None) -> list[tuple[int, float]]:
+    """(memory id, cosine) of the k best V# items, `boosts` added for ranking only; best first, then id."""
     query32 = float32(vector)
+    boosts = boosts or {}
     scored = []
     for memory_id, item in items:
         sim = cosine32(item, query32)
-        scored.append((-(sim + lift if memory_id in lifted else sim), memory_id, sim))
+        scored.append((-(sim + boosts.get(memory_id, 0.0)), memory_id, sim))
     scored.sort()
     return [(memory_id, sim) for _rank, memory_id, sim in scored[:max(k, 0)]]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
@@ -33,6 +33,7 @@ from agentkb.adapters.aws.dynamodb_tables import get_n, get_s
 from agentkb.adapters.aws.opensearch_memory import OpenSearchMemoryIndex
 from agentkb.errors import DependencyError, DomainError
 from agentkb.models.memory import IdempotencyRecord, MemoryRecord, StoredMemory
+from agentkb.models.memory_detail import MemoryChange, MemoryDetail, MemoryListQuery, MemoryPage
 from agentkb.models.recall import MemoryView, RecallScope
 
 PENDING_WINDOW_S = 120.0  # OpenSearch Serverless shows writes after ~10-60 s: twice that, in this one place
@@ -87,6 +88,36 @@ class IndexedMemoryStore:
         previous = stored.response.get("supersedes")
         self.sync(record.workspace_id, [stored.memory_id, *([previous] if previous is not None else [])])
         return stored
+
+    def insert_batch(self, records: Sequence[MemoryRecord]) -> list[StoredMemory]:
+        stored = self.truth.insert_batch(records)
+        if stored:
+            self.sync(records[0].workspace_id, [m.memory_id for m in stored])
+        return stored
+
+    def get(self, workspace_id: str, memory_id: int) -> MemoryDetail | None:
+        return self.truth.get(workspace_id, memory_id)
+
+    def list_memories(self, query: MemoryListQuery) -> MemoryPage:
+        return self.truth.list_memories(query)
+
+    def update(self, workspace_id: str, memory_id: int, change: MemoryChange) -> MemoryDetail | None:
+        """Change the truth (with an unindexed marker), then re-project the memory into the index."""
+        changed = self.truth.update(workspace_id, memory_id, change)
+        if changed is not None:
+            self.sync(workspace_id, [memory_id])
+        return changed
+
+    def delete(self, workspace_id: str, memory_id: int) -> list[int]:
+        """Forget in the truth first (recall re-checks every hit there), then drop the index documents."""
+        dimension = self.truth.vector_dimension(workspace_id)
+        deleted = self.truth.delete(workspace_id, memory_id)
+        if deleted and dimension is not None:
+            try:
+                self.index.remove(dimension, deleted)
+            except (DomainError, DependencyError) as exc:  # the re-check drops hits of deleted memories anyway
+                log.warning("memory index delete failed", extra={"workspace_id": workspace_id, "error": _code(exc)})
+        return deleted
 
     def insert_many(self, records: Sequence[MemoryRecord]) -> list[int]:
         ids = self.truth.insert_many(records)
@@ -179,14 +210,14 @@ class IndexedMemoryStore:
             size = min(MAX_CANDIDATES, size * 4)
 
     def vector_search(self, scope: RecallScope, vector: Sequence[float], k: int,
-                      lifted: Collection[int] = (), lift: float = 0.0) -> list[tuple[int, float]]:
-        """kNN candidates + pending + lifted memories, all scored exactly (float32 cosine) from DynamoDB."""
+                      boosts: Mapping[int, float] | None = None) -> list[tuple[int, float]]:
+        """kNN candidates + pending + boosted memories, all scored exactly (float32 cosine) from DynamoDB."""
         if k <= 0:
             return []
-        lifted_ids = set(lifted) if lift else set()
+        lifted_ids = {i for i, boost in (boosts or {}).items() if boost > 0}
         _, eligible = self._candidates(scope, k, "V#", [*self._pending(scope.workspace_id), *lifted_ids],
                                        lambda size: self.index.knn(scope, vector, size))
-        return rank_by_cosine(eligible.items(), vector, k, lifted_ids, lift)
+        return rank_by_cosine(eligible.items(), vector, k, boosts)
 
     def lexical_search(self, scope: RecallScope, text: str, k: int) -> list[tuple[int, float]]:
         """BM25 hits (relative to the best one) merged with pending matches (term-match relative to the best)."""

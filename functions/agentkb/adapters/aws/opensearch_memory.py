@@ -1,8 +1,8 @@
 """The memory index on OpenSearch Serverless: one index per vector dimension, `<prefix>-memories-<dim>`.
 
 A projection of the DynamoDB memory table (the truth), used only to find candidates fast: filtered kNN and BM25
-over name/description/body, each with recall eligibility compiled to DSL inside the query (the same
-rules as dynamodb_memory_match.eligibility_filter; an absent field behaves like SQL NULL). Documents carry our key in
+over name/description/body, each with the compiled recall eligibility predicate (models/eligibility.py) translated
+to DSL inside the query (an absent field behaves like SQL NULL). Documents carry our key in
 the `memory_id` field (no custom `_id` on vector collections); a memory's document is replaced by looking its
 `_id`s up by term and deleting them in the same bulk request that indexes the new version.
 """
@@ -15,7 +15,7 @@ from typing import Any
 from agentkb.adapters.aws.aws_errors import is_index_missing
 from agentkb.adapters.aws.aws_http import JsonClient
 from agentkb.adapters.aws.opensearch_ops import bulk, ensure_index, knn_method, lookup_ids
-from agentkb.models.memory import VISIBILITY_RANK
+from agentkb.models.eligibility import Absent, AllOf, AnyOf, Clause, Eq, OneOf, compile_eligibility
 from agentkb.models.recall import RecallScope
 
 TEXT_FIELDS = ("name^2", "description^1.5", "body")
@@ -40,39 +40,25 @@ def memory_index_body(dimension: int, generation: str) -> dict[str, Any]:
     return {"settings": {"index": {"knn": True}}, "mappings": {"properties": properties}}
 
 
+def to_dsl(clause: Clause) -> dict[str, Any]:
+    """One clause of the compiled eligibility predicate as a filter-context query (a missing field is NULL)."""
+    if isinstance(clause, AllOf):
+        return {"bool": {"filter": [to_dsl(c) for c in clause.clauses]}}
+    if isinstance(clause, AnyOf):
+        return {"bool": {"should": [to_dsl(c) for c in clause.clauses], "minimum_should_match": 1}}
+    if isinstance(clause, Absent):
+        return {"bool": {"must_not": [{"exists": {"field": clause.field}}]}}
+    if isinstance(clause, OneOf):
+        return {"terms": {clause.field: list(clause.values)}}
+    if isinstance(clause, Eq):
+        return {"term": {clause.field: clause.value}}
+    return {"range": {clause.field: {"gte" if clause.inclusive else "gt": clause.value}}}
+
+
 def eligibility_dsl(scope: RecallScope) -> list[dict[str, Any]]:
-    """eligibility_filter as bool/filter clauses (AND-ed), workspace included."""
-    p_rank, c_rank, o_rank = (VISIBILITY_RANK[v] for v in ("project", "channel", "personal"))
-
-    def both(*clauses: dict[str, Any]) -> dict[str, Any]:
-        return {"bool": {"filter": list(clauses)}}
-
-    def absent(field: str) -> dict[str, Any]:
-        return {"bool": {"must_not": [{"exists": {"field": field}}]}}
-
-    audience = [{"range": {"vis_rank": {"gt": p_rank}}},
-                both({"term": {"vis_rank": o_rank}}, {"term": {"owner_id": scope.principal_id}})]
-    if scope.project_id is not None:
-        audience.append(both({"term": {"vis_rank": p_rank}}, {"term": {"project_id": scope.project_id}}))
-    if scope.channel_id is not None:
-        audience.append(both({"term": {"vis_rank": c_rank}}, {"term": {"channel_id": scope.channel_id}}))
-    deny = 7 & ~scope.allowed_sensitivity
-    clauses: list[dict[str, Any]] = [
-        {"term": {"workspace_id": scope.workspace_id}}, {"range": {"vis_rank": {"gte": scope.audience_rank}}},
-        {"bool": {"should": audience, "minimum_should_match": 1}},
-        {"terms": {"sensitivity": [v for v in range(8) if v & deny == 0]}}]
-    if scope.project_only:
-        clauses.append({"term": {"project_id": scope.project_id}} if scope.project_id is not None
-                       else absent("project_id"))
-    if not scope.include_unconfirmed:
-        clauses.append({"term": {"confirmed": 1}})
-    if not scope.include_stale:
-        clauses += [{"term": {"superseded": 0}}, {"term": {"stale": 0}},
-                    {"bool": {"should": [absent("valid_until"), {"range": {"valid_until": {"gt": scope.now}}}],
-                              "minimum_should_match": 1}}]
-    if scope.since is not None:
-        clauses.append({"range": {"updated_at": {"gte": scope.since}}})
-    return clauses
+    """The compiled eligibility predicate as bool/filter clauses (AND-ed), workspace included."""
+    return [{"term": {"workspace_id": scope.workspace_id}},
+            *(to_dsl(c) for c in compile_eligibility(scope).clauses)]
 
 
 class OpenSearchMemoryIndex:
@@ -100,6 +86,13 @@ class OpenSearchMemoryIndex:
             lines += [{"index": {"_index": name}}, document]
         if lines:
             bulk(self.client, name, lines)
+
+    def remove(self, dimension: int, memory_ids: Sequence[int]) -> None:
+        """Delete every document of these memories (a forgotten memory leaves nothing in the index)."""
+        name = self._name(dimension)
+        old = list(lookup_ids(self.client, name, [{"terms": {"memory_id": list(memory_ids)}}], "memory_id"))
+        if old:
+            bulk(self.client, name, [{"delete": {"_index": name, "_id": i}} for i in old])
 
     def _search(self, dimension: int, body: dict[str, Any], operation: str) -> tuple[list[tuple[int, float]], bool]:
         """(memory_id, score) hits in the index's order, and whether the page was full (more may exist)."""

@@ -8,12 +8,8 @@ from typing import Any
 
 import tantivy
 
-STOPWORDS = frozenset((
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "how", "i", "if", "in",
-    "into", "is", "it", "its", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they",
-    "this", "to", "was", "what", "when", "where", "which", "who", "why", "will", "with", "do", "does", "did",
-    "can",
-))
+from agentkb.models.query_text import STOPWORDS as STOPWORDS  # the one list, re-exported
+
 MAX_QUERY_TERMS = 64
 _WORD = re.compile(r"\w+", re.UNICODE)
 

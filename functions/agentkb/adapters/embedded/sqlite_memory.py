@@ -1,28 +1,29 @@
-"""Embedded memory store: memory revisions, FTS5, exact cosine over cached vectors, memory<->entity links.
+"""Embedded memory store: memory revisions, FTS5, vectors, memory<->entity links, listing, in-place changes, deletes.
 
-Eligibility (visibility, owner, channel, project, confirmed, stale/superseded/expired, recency, sensitivity) is
-decided before anything is ranked: the lexical and entity legs by one SQL WHERE clause, the vector leg by the same
-rules as one numpy mask over the workspace's cached eligibility columns (a test holds the two equal), so the kNN
-ranks only eligible rows. Vectors never change once written (a rewrite is a new row), so the per-workspace
-matrix cache grows by appending rows newer than the ones it holds whenever `memory_meta.version` moves.
+The recall legs live in sqlite_memory_recall.py. OB1 fields ride along in `memory_annotations` (labels a listing
+filters on, any extra JSON): a side table, so data directories written before it existed open unchanged.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-import threading
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
 from agentkb.adapters.embedded.sqlite_db import Database, register_schema
-from agentkb.adapters.embedded.sqlite_index import fts_query
+from agentkb.adapters.embedded.sqlite_memory_details import (
+    delete_memory,
+    detail_sql,
+    list_sql,
+    to_detail,
+    update_memory,
+)
+from agentkb.adapters.embedded.sqlite_memory_recall import SqliteMemoryRecall
 from agentkb.errors import Conflict
 from agentkb.models.memory import VISIBILITY_RANK, IdempotencyRecord, MemoryRecord, StoredMemory
-from agentkb.models.recall import MemoryView, RecallScope
+from agentkb.models.memory_detail import MemoryChange, MemoryDetail, MemoryListQuery, MemoryPage
 
 register_schema("memory", """
 CREATE TABLE IF NOT EXISTS memories (
@@ -52,100 +53,13 @@ CREATE TABLE IF NOT EXISTS memory_idempotency (
   workspace_id TEXT NOT NULL, principal TEXT NOT NULL, key TEXT NOT NULL, body_hash TEXT NOT NULL,
   memory_id INTEGER NOT NULL, PRIMARY KEY (workspace_id, principal, key)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS memory_meta (workspace_id TEXT PRIMARY KEY, version INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS memory_rewrites (workspace_id TEXT PRIMARY KEY, rewrites INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS memory_annotations (
+  id INTEGER PRIMARY KEY, workspace_id TEXT NOT NULL, labels TEXT NOT NULL, extra TEXT NOT NULL);
 """)
 
 _SUMMARY = ("id, name, revision, workspace_id, project_id, type, visibility, supersedes, entity_ids, relation_count,"
             " created_at, request_hash")
-_CHUNK = 500
-
-
-@dataclass
-class _Matrix:
-    version: int
-    ids: np.ndarray  # sorted int64
-    vectors: np.ndarray  # float32 [n, d], L2-normalised
-
-
-@dataclass
-class _Facets:
-    """The eligibility columns of a workspace's memories as arrays (strings as integer codes), by version."""
-
-    version: int
-    ids: np.ndarray
-    vis: np.ndarray
-    project: np.ndarray
-    channel: np.ndarray
-    owner: np.ndarray
-    sensitivity: np.ndarray
-    confirmed: np.ndarray
-    live: np.ndarray  # not superseded and not stale
-    valid_until: np.ndarray  # +inf when open-ended
-    updated_at: np.ndarray
-    codes: dict[str, dict[str | None, int]]
-
-    @classmethod
-    def build(cls, version: int, rows: Sequence[Any]) -> _Facets:
-        codes: dict[str, dict[str | None, int]] = {"project": {None: -1}, "channel": {None: -1}, "owner": {None: -1}}
-
-        def coded(name: str, column: int) -> np.ndarray:
-            table = codes[name]
-            return np.fromiter((table.setdefault(r[column], len(table)) for r in rows), np.int64, len(rows))
-
-        def col(column: int, dtype: Any) -> np.ndarray:
-            return np.fromiter((r[column] for r in rows), dtype, len(rows))
-
-        valid = np.fromiter((np.inf if r[9] is None else r[9] for r in rows), np.float64, len(rows))
-        return cls(version, col(0, np.int64), col(1, np.int64), coded("project", 2), coded("channel", 3),
-                   coded("owner", 4), col(5, np.int64), col(6, np.int64) == 1,
-                   (col(7, np.int64) == 0) & (col(8, np.int64) == 0), valid, col(10, np.float64), codes)
-
-
-def eligibility_mask(f: _Facets, scope: RecallScope) -> np.ndarray:
-    """Exactly eligibility_sql's WHERE clause, evaluated over cached columns (no row scan in SQL)."""
-    unknown = -2  # a request value no memory holds; None in the request never equals a memory's NULL
-    project = f.codes["project"].get(scope.project_id, unknown) if scope.project_id is not None else unknown
-    channel = f.codes["channel"].get(scope.channel_id, unknown) if scope.channel_id is not None else unknown
-    owner = f.codes["owner"].get(scope.principal_id, unknown)
-    p_rank, c_rank, o_rank = (VISIBILITY_RANK[v] for v in ("project", "channel", "personal"))
-    mask = (f.vis >= scope.audience_rank) & (
-        (f.vis > p_rank) | ((f.vis == p_rank) & (f.project == project))
-        | ((f.vis == c_rank) & (f.channel == channel)) | ((f.vis == o_rank) & (f.owner == owner)))
-    mask &= (f.sensitivity & (7 & ~scope.allowed_sensitivity)) == 0
-    if scope.project_only:  # SQL `IS`: a request without a project keeps the memories without one
-        mask &= f.project == (f.codes["project"].get(scope.project_id, unknown))
-    if not scope.include_unconfirmed:
-        mask &= f.confirmed
-    if not scope.include_stale:
-        mask &= f.live & (f.valid_until > scope.now)
-    if scope.since is not None:
-        mask &= f.updated_at >= scope.since
-    return mask  # type: ignore[no-any-return]
-
-
-def eligibility_sql(scope: RecallScope) -> tuple[str, dict[str, Any]]:
-    """The WHERE clause (over alias `m`) that makes a memory eligible for a recall scope."""
-    params: dict[str, Any] = {"ws": scope.workspace_id, "aud": scope.audience_rank, "me": scope.principal_id,
-                              "project": scope.project_id, "channel": scope.channel_id,
-                              "deny": 7 & ~scope.allowed_sensitivity}
-    project, channel, personal = (VISIBILITY_RANK[v] for v in ("project", "channel", "personal"))
-    clauses = [
-        "m.workspace_id = :ws", "m.vis_rank >= :aud",
-        f"(m.vis_rank > {project} OR (m.vis_rank = {project} AND m.project_id = :project)"
-        f" OR (m.vis_rank = {channel} AND m.channel_id = :channel)"
-        f" OR (m.vis_rank = {personal} AND m.owner_id = :me))",
-        "(m.sensitivity & :deny) = 0",
-    ]
-    if scope.project_only:
-        clauses.append("m.project_id IS :project")
-    if not scope.include_unconfirmed:
-        clauses.append("m.confirmed = 1")
-    if not scope.include_stale:
-        clauses.append("m.superseded = 0 AND m.stale = 0 AND (m.valid_until IS NULL OR m.valid_until > :now)")
-        params["now"] = scope.now
-    if scope.since is not None:
-        clauses.append("m.updated_at >= :since")
-        params["since"] = scope.since
-    return " AND ".join(clauses), params
 
 
 def _summary(row: sqlite3.Row) -> StoredMemory:
@@ -157,16 +71,12 @@ def _summary(row: sqlite3.Row) -> StoredMemory:
     return StoredMemory(row["id"], row["name"], row["revision"], row["request_hash"], response)
 
 
-class SqliteMemoryStore:
+class SqliteMemoryStore(SqliteMemoryRecall):
     """MemoryStore port on the embedded database."""
 
     def __init__(self, db: Database) -> None:
-        self.db = db
-        self._matrices: dict[str, _Matrix] = {}
-        self._facet_cache: dict[str, _Facets] = {}
-        self._lock = threading.Lock()
+        super().__init__(db)
 
-    # -- writes -------------------------------------------------------------------------------------------------
     def find_live(self, workspace_id: str, name: str) -> StoredMemory | None:
         row = self.db.connection().execute(f"SELECT {_SUMMARY} FROM memories WHERE workspace_id = ? AND name = ?"
                                            " AND superseded = 0", (workspace_id, name)).fetchone()
@@ -199,6 +109,40 @@ class SqliteMemoryStore:
         """Bulk load of new names (benchmarks, imports): one transaction, no supersede lookups."""
         with self.db.transaction() as conn:
             return self._insert_rows(conn, records, supersede=False)
+
+    def insert_batch(self, records: Sequence[MemoryRecord]) -> list[StoredMemory]:
+        """New names only, all or nothing: a name that is taken already fails the whole batch with Conflict."""
+        try:
+            with self.db.transaction() as conn:
+                ids = self._insert_rows(conn, records, supersede=False)
+                rows = [conn.execute(f"SELECT {_SUMMARY} FROM memories WHERE id = ?", (i,)).fetchone() for i in ids]
+        except sqlite3.IntegrityError as exc:
+            raise Conflict("A memory of the same name exists already") from exc
+        return [_summary(row) for row in rows]
+
+    def get(self, workspace_id: str, memory_id: int) -> MemoryDetail | None:
+        row = self.db.connection().execute(f"{detail_sql()} WHERE m.workspace_id = ? AND m.id = ?",
+                                           (workspace_id, memory_id)).fetchone()
+        return to_detail(row) if row else None
+
+    def list_memories(self, query: MemoryListQuery) -> MemoryPage:
+        sql, params = list_sql(query)
+        items = [to_detail(r) for r in self.db.connection().execute(sql, params)]
+        more = len(items) > query.limit
+        items = items[:query.limit]
+        return MemoryPage(items, items[-1].memory_id if more else None)
+
+    def update(self, workspace_id: str, memory_id: int, change: MemoryChange) -> MemoryDetail | None:
+        """Change one memory in place (one transaction); None when it does not exist."""
+        with self.db.transaction() as conn:
+            if not update_memory(conn, workspace_id, memory_id, change):
+                return None
+        return self.get(workspace_id, memory_id)
+
+    def delete(self, workspace_id: str, memory_id: int) -> list[int]:
+        """Forget a memory: every revision of its name, their vectors, FTS rows, entity links, keys, annotations."""
+        with self.db.transaction() as conn:
+            return delete_memory(conn, workspace_id, memory_id)
 
     @staticmethod
     def _check_key(conn: sqlite3.Connection, ws: str, idem: IdempotencyRecord) -> None:
@@ -235,134 +179,10 @@ class SqliteMemoryStore:
                          (memory_id, r.workspace_id, np.asarray(r.embedding, dtype=np.float32).tobytes()))
             conn.executemany("INSERT OR IGNORE INTO memory_entities VALUES (?, ?, ?)",
                              [(r.workspace_id, e, memory_id) for e in r.entity_ids])
+            if r.labels or r.extra:
+                conn.execute("INSERT INTO memory_annotations VALUES (?, ?, ?, ?)",
+                             (memory_id, r.workspace_id, json.dumps(dict(r.labels)), json.dumps(dict(r.extra))))
         conn.executemany("INSERT INTO memory_meta (workspace_id, version) VALUES (?, 1) ON CONFLICT (workspace_id)"
                          " DO UPDATE SET version = version + 1", [(w,) for w in sorted(workspaces)])
         return ids
 
-    # -- vectors ------------------------------------------------------------------------------------------------
-    def _matrix(self, conn: sqlite3.Connection, ws: str) -> _Matrix:
-        row = conn.execute("SELECT version FROM memory_meta WHERE workspace_id = ?", (ws,)).fetchone()
-        version = row[0] if row else 0
-        cached = self._matrices.get(ws)
-        if cached is not None and cached.version == version:
-            return cached
-        with self._lock:
-            cached = self._matrices.get(ws)
-            after = int(cached.ids[-1]) if cached is not None and len(cached.ids) else 0
-            rows = conn.execute("SELECT id, embedding FROM memory_vectors WHERE workspace_id = ? AND id > ?"
-                                " ORDER BY id", (ws, after)).fetchall()
-            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            vectors = (np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-                       if rows else None)
-            if cached is not None and len(cached.ids):
-                if vectors is not None:
-                    ids, vectors = np.concatenate([cached.ids, ids]), np.vstack([cached.vectors, vectors])
-                else:
-                    ids, vectors = cached.ids, cached.vectors
-            matrix = _Matrix(version, ids, vectors if vectors is not None else np.zeros((0, 0), np.float32))
-            self._matrices[ws] = matrix
-        return matrix
-
-    def vector_dimension(self, workspace_id: str) -> int | None:
-        m = self._matrix(self.db.connection(), workspace_id)
-        return int(m.vectors.shape[1]) if len(m.ids) else None
-
-    def _eligible(self, conn: sqlite3.Connection, scope: RecallScope) -> np.ndarray:
-        """Ids of the eligible memories: eligibility_sql's rules as one vectorised mask over cached columns."""
-        f = self._facets(conn, scope.workspace_id)
-        eligible: np.ndarray = f.ids[eligibility_mask(f, scope)]
-        return eligible
-
-    def _facets(self, conn: sqlite3.Connection, ws: str) -> _Facets:
-        row = conn.execute("SELECT version FROM memory_meta WHERE workspace_id = ?", (ws,)).fetchone()
-        version = row[0] if row else 0
-        cached = self._facet_cache.get(ws)
-        if cached is not None and cached.version == version:
-            return cached
-        rows = conn.execute(
-            "SELECT id, vis_rank, project_id, channel_id, owner_id, sensitivity, confirmed, superseded, stale,"
-            " valid_until, updated_at FROM memories WHERE workspace_id = ? ORDER BY id", (ws,)).fetchall()
-        facets = _Facets.build(version, rows)
-        self._facet_cache[ws] = facets
-        return facets
-
-    def vector_search(self, scope: RecallScope, vector: Sequence[float], k: int,
-                      lifted: Collection[int] = (), lift: float = 0.0) -> list[tuple[int, float]]:
-        """Top-k eligible memories by cosine (+ `lift` for `lifted` ids): (memory_id, cosine), best first."""
-        conn = self.db.connection()
-        m = self._matrix(conn, scope.workspace_id)
-        eligible = self._eligible(conn, scope)
-        if not len(m.ids) or not len(eligible):
-            return []
-        pos = np.searchsorted(m.ids, eligible)
-        pos = pos[(pos < len(m.ids)) & (m.ids[np.minimum(pos, len(m.ids) - 1)] == eligible)]
-        q = np.asarray(vector, dtype=np.float32)
-        # Gathering rows copies them: past a quarter of the matrix one full product is cheaper.
-        sims = m.vectors[pos] @ q if len(pos) * 4 < len(m.ids) else (m.vectors @ q)[pos]
-        ids = m.ids[pos]
-        rank = sims + np.float32(lift) * np.isin(ids, np.fromiter(lifted, np.int64)) if lifted and lift else sims
-        k = min(k, len(ids))
-        top = np.argpartition(-rank, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
-        top = top[np.lexsort((ids[top], -rank[top]))]
-        return [(int(ids[i]), float(sims[i])) for i in top]
-
-    def similarities(self, workspace_id: str, memory_ids: Sequence[int], vector: Sequence[float]) -> dict[int, float]:
-        m = self._matrix(self.db.connection(), workspace_id)
-        wanted = np.asarray(sorted(set(memory_ids)), dtype=np.int64)
-        if not len(m.ids) or not len(wanted):
-            return {}
-        pos = np.searchsorted(m.ids, wanted)
-        ok = (pos < len(m.ids)) & (m.ids[np.minimum(pos, len(m.ids) - 1)] == wanted)
-        sims = m.vectors[pos[ok]] @ np.asarray(vector, dtype=np.float32)
-        return {int(i): float(s) for i, s in zip(wanted[ok], sims, strict=True)}
-
-    # -- lexical, links, views ----------------------------------------------------------------------------------
-    def lexical_search(self, scope: RecallScope, text: str, k: int) -> list[tuple[int, float]]:
-        """Top-k eligible memories by BM25 over name, description and body: (memory_id, relevance > 0)."""
-        match = fts_query(text)
-        if match is None:
-            return []
-        where, params = eligibility_sql(scope)
-        rows = self.db.connection().execute(
-            "SELECT m.id, bm25(memories_fts, 2.0, 1.5, 1.0) AS s FROM memories_fts"
-            f" JOIN memories m ON m.id = memories_fts.rowid WHERE memories_fts MATCH :match AND {where}"
-            " ORDER BY s, m.id LIMIT :k", {**params, "match": match, "k": k}).fetchall()
-        return [(int(r[0]), -float(r[1])) for r in rows]
-
-    def entity_links(self, workspace_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
-        out: dict[int, list[str]] = {}
-        ids = list(dict.fromkeys(memory_ids))
-        for start in range(0, len(ids), _CHUNK):
-            part = ids[start:start + _CHUNK]
-            for mid, eid in self.db.connection().execute(
-                    f"SELECT memory_id, entity_id FROM memory_entities WHERE memory_id IN ({','.join('?' * len(part))})"
-                    " AND +workspace_id = ? ORDER BY memory_id, entity_id", (*part, workspace_id)):
-                out.setdefault(int(mid), []).append(eid)
-        return out
-
-    def linked_memories(self, scope: RecallScope, entity_ids: Sequence[str],
-                        per_entity_cap: int) -> list[tuple[int, str]]:
-        """Eligible memories linked to entities, (memory_id, entity_id), at most `per_entity_cap` newest per entity."""
-        if not entity_ids:
-            return []
-        where, params = eligibility_sql(scope)
-        # Walk the links entity by entity (primary-key prefix), then each memory by id: never a scan of memories.
-        sql = ("SELECT memory_id, entity_id FROM (SELECT me.memory_id, me.entity_id, ROW_NUMBER() OVER ("
-               "PARTITION BY me.entity_id ORDER BY m.updated_at DESC, m.id DESC) AS n FROM json_each(:entities) j"
-               " CROSS JOIN memory_entities me ON me.workspace_id = :ws AND me.entity_id = j.value"
-               f" CROSS JOIN memories m ON m.id = me.memory_id WHERE {where}) WHERE n <= :cap")
-        rows = self.db.connection().execute(sql, {**params, "entities": json.dumps(list(entity_ids)),
-                                                  "cap": per_entity_cap})
-        return [(int(r[0]), r[1]) for r in rows]
-
-    def views(self, workspace_id: str, memory_ids: Sequence[int]) -> dict[int, MemoryView]:
-        out: dict[int, MemoryView] = {}
-        ids = list(dict.fromkeys(memory_ids))
-        for start in range(0, len(ids), _CHUNK):
-            part = ids[start:start + _CHUNK]
-            for r in self.db.connection().execute(
-                    "SELECT id, name, COALESCE(project_id, workspace_id), type, description, substr(body, 1, 200)"
-                    f" FROM memories WHERE +workspace_id = ? AND id IN ({','.join('?' * len(part))})",
-                    (workspace_id, *part)):
-                out[int(r[0])] = MemoryView(int(r[0]), r[1], r[2], r[3], r[4], r[5])
-        return out

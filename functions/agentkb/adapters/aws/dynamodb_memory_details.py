@@ -1,0 +1,132 @@
+"""The DynamoDB memory store's non-recall operations: one memory in full, listings, in-place changes, forgetting.
+
+Listings read the workspace's M# range newest first (descending sort key) with the filters as a FilterExpression,
+page after page until the page is full. A change is one TransactWriteItems over the M# and V# items (conditional on
+both existing). Forgetting deletes every revision of the memory's name: M#, V#, unindexed markers, the live-name
+pointer, entity links and idempotency records; deletes are idempotent, so a retried delete completes one that
+failed half way.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failure
+from agentkb.adapters.aws.dynamodb_memory_items import change_updates, detail, mid, set_expression
+from agentkb.adapters.aws.dynamodb_tables import DynamoDbTable, batch_write, get_n, get_s, key, n, query_all, s
+from agentkb.models.memory_detail import MemoryChange, MemoryDetail, MemoryListQuery, MemoryPage
+
+STORE = "memory"
+_STATUS = {"live": "superseded = :zero AND stale = :zero", "superseded": "superseded = :one",
+           "stale": "stale = :one", "unconfirmed": "confirmed = :zero"}
+
+
+def list_filter(query: MemoryListQuery) -> tuple[list[str], dict[str, str], dict[str, Any]]:
+    """(filter clauses, attribute names, attribute values) of a listing's filters."""
+    clauses: list[str] = []
+    names: dict[str, str] = {}
+    values: dict[str, Any] = {}
+    for field in ("project_id", "type"):
+        if getattr(query, field) is not None:
+            names[f"#{field}"] = field
+            values[f":{field}"] = s(getattr(query, field))
+            clauses.append(f"#{field} = :{field}")
+    if query.name_prefix is not None:
+        names["#name"] = "name"
+        values[":name_prefix"] = s(query.name_prefix)
+        clauses.append("begins_with(#name, :name_prefix)")
+    if query.status is not None:
+        values.update({":zero": n(0), ":one": n(1)})
+        clauses.append(_STATUS[query.status])
+    if query.labels or query.label_prefix is not None:
+        names["#labels"] = "labels"
+    for position, (label, value) in enumerate(sorted(query.labels.items())):
+        names[f"#l{position}"] = label
+        values[f":l{position}"] = s(value)
+        clauses.append(f"#labels.#l{position} = :l{position}")
+    if query.label_prefix is not None:
+        names["#lp"] = query.label_prefix[0]
+        values[":lp"] = s(query.label_prefix[1])
+        clauses.append("begins_with(#labels.#lp, :lp)")
+    return clauses, names, values
+
+
+class DynamoDbMemoryDetails(DynamoDbTable):
+    """get / list_memories / update / delete of the MemoryStore port on the memory table."""
+
+    store = STORE
+    track_index = False
+
+    def get(self, workspace_id: str, memory_id: int) -> MemoryDetail | None:
+        item = self._get(f"MW#{workspace_id}", "M#" + mid(memory_id))
+        return detail(item) if item else None
+
+    def list_memories(self, query: MemoryListQuery) -> MemoryPage:
+        clauses, names, values = list_filter(query)
+        high = "M#" + mid(query.before_id) if query.before_id is not None else "M#~"
+        kwargs: dict[str, Any] = {
+            "TableName": self.table, "ConsistentRead": True, "ScanIndexForward": False,
+            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :low AND :high",
+            "ExpressionAttributeValues": {":pk": s(f"MW#{query.workspace_id}"), ":low": s("M#"), ":high": s(high),
+                                          **values}}
+        if clauses:
+            kwargs["FilterExpression"] = " AND ".join(clauses)
+            kwargs["ExpressionAttributeNames"] = names
+        items: list[MemoryDetail] = []
+        for item in query_all(self.client, STORE, **kwargs):
+            if query.before_id is not None and get_n(item, "memory_id") >= query.before_id:
+                continue  # BETWEEN is inclusive: the cursor's own item was on the previous page
+            items.append(detail(item))
+            if len(items) > query.limit:
+                break
+        more = len(items) > query.limit
+        items = items[:query.limit]
+        return MemoryPage(items, items[-1].memory_id if more else None)
+
+    def update(self, workspace_id: str, memory_id: int, change: MemoryChange) -> MemoryDetail | None:
+        """Change one memory in place: its M# and V# items in one transaction; None when it does not exist."""
+        ws = f"MW#{workspace_id}"
+        record, vector = change_updates(change)
+        actions: list[dict[str, Any]] = []
+        for prefix, attributes in (("M#", record), ("V#", vector)):
+            if attributes:
+                actions.append({"Update": {"TableName": self.table, "Key": key(ws, prefix + mid(memory_id)),
+                                           **set_expression(attributes)}})
+        if self.track_index:  # the index must learn the change: the marker makes recall read the truth meanwhile
+            actions.append({"Put": {"TableName": self.table, "Item": {
+                **key(ws, "P#~" + mid(memory_id)), "memory_id": n(memory_id)}}})
+        if actions:
+            try:
+                self.client.transact_write_items(TransactItems=actions)
+            except Exception as exc:
+                if is_conditional_failure(exc):
+                    return None
+                raise store_failure(exc, store=STORE) from exc
+        return self.get(workspace_id, memory_id)
+
+    def delete(self, workspace_id: str, memory_id: int) -> list[int]:
+        """Forget every revision of the memory's name; the ids deleted ([] when it does not exist)."""
+        ws = f"MW#{workspace_id}"
+        first = self._get(ws, "M#" + mid(memory_id))
+        if first is None:
+            return []
+        name = get_s(first, "name") or ""
+        revisions = list(query_all(
+            self.client, STORE, TableName=self.table, ConsistentRead=True,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :m)", FilterExpression="#n = :name",
+            ProjectionExpression="memory_id, entity_ids", ExpressionAttributeNames={"#n": "name"},
+            ExpressionAttributeValues={":pk": s(ws), ":m": s("M#"), ":name": s(name)}))
+        ids = [get_n(i, "memory_id") for i in revisions]
+        keys = [key(ws, f"N#{name}")]
+        for item in revisions:
+            memory = mid(get_n(item, "memory_id"))
+            keys += [key(ws, prefix + memory) for prefix in ("M#", "V#", "P#~")]
+            keys += [key(f"ME#{workspace_id}#{e}", memory) for e in json.loads(get_s(item, "entity_ids") or "[]")]
+        keys += [key(ws, get_s(i, "sk") or "") for i in query_all(
+            self.client, STORE, TableName=self.table, ConsistentRead=True, ProjectionExpression="pk, sk, memory_id",
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :i)",
+            ExpressionAttributeValues={":pk": s(ws), ":i": s("I#")}) if get_n(i, "memory_id") in ids]
+        unique = {json.dumps(k, sort_keys=True): k for k in keys}  # a batch must not name one key twice
+        batch_write(self.client, STORE, self.table, [{"DeleteRequest": {"Key": k}} for k in unique.values()])
+        return ids

@@ -1,0 +1,77 @@
+"""What the memory store returns and accepts beyond recall: one stored memory, a listing page, an in-place change."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryDetail:
+    """One stored memory revision, every field."""
+
+    memory_id: int
+    workspace_id: str
+    project_id: str | None
+    visibility: str
+    owner_id: str | None
+    channel_id: str | None
+    type: str
+    name: str
+    description: str
+    body: str
+    confirmed: bool
+    stale: bool
+    superseded: bool
+    revision: int
+    supersedes: int | None
+    valid_until: float | None
+    sensitivity: int
+    source: str | None
+    created_at: str
+    updated_at: float
+    entity_ids: tuple[str, ...]
+    relation_count: int
+    labels: Mapping[str, str] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryListQuery:
+    """A page of a workspace's memories, newest (highest id) first. Every filter is exact but `label_prefix`."""
+
+    workspace_id: str
+    project_id: str | None = None
+    type: str | None = None
+    name_prefix: str | None = None
+    status: str | None = None  # live | superseded | stale | unconfirmed
+    labels: Mapping[str, str] = field(default_factory=dict)
+    label_prefix: tuple[str, str] | None = None  # (label, prefix)
+    limit: int = 50
+    before_id: int | None = None  # the cursor: only memories with a smaller id
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPage:
+    items: list[MemoryDetail]
+    next_before_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryChange:
+    """An in-place change of one memory (review actions): None leaves a field as it is.
+
+    A change of `body` must come with its new `embedding`. Labels and extra replace the stored ones whole.
+    """
+
+    confirmed: bool | None = None
+    stale: bool | None = None
+    visibility: str | None = None
+    owner_id: str | None = None
+    description: str | None = None
+    body: str | None = None
+    embedding: list[float] | None = None
+    labels: Mapping[str, str] | None = None
+    extra: Mapping[str, Any] | None = None
+    updated_at: float | None = None
