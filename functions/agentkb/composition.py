@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         MemoryStore,
         ObjectReader,
         RateLimiter,
+        RecallTraceStore,
         Reranker,
         SecretStore,
         SnapshotStore,
@@ -70,6 +71,7 @@ class PortBuilder(Protocol):
     def objects(self, ports: Ports) -> ObjectReader: ...
     def deadline(self, ports: Ports) -> InvocationDeadline: ...
     def indexing_queue(self, ports: Ports) -> IndexingQueue: ...
+    def traces(self, ports: Ports) -> RecallTraceStore: ...
 
 
 class PortOverrides(TypedDict, total=False):
@@ -91,6 +93,7 @@ class PortOverrides(TypedDict, total=False):
     objects: ObjectReader
     deadline: InvocationDeadline
     indexing_queue: IndexingQueue
+    traces: RecallTraceStore
 
 
 class Ports:
@@ -181,6 +184,10 @@ class Ports:
     def indexing_queue(self) -> IndexingQueue:
         """Big documents accepted with 202 and indexed in the background (issue 16)."""
         return self.builder.indexing_queue(self)
+
+    @cached_property
+    def traces(self) -> RecallTraceStore:
+        return self.builder.traces(self)
 
 
 def build_ports(settings: Settings) -> Ports:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # annotations only: keeps the handlers' cold import light
     from agentkb.models.memory import IdempotencyRecord, MemoryRecord, StoredMemory
     from agentkb.models.memory_detail import MemoryChange, MemoryDetail, MemoryListQuery, MemoryPage
     from agentkb.models.recall import MemoryView, RecallScope
+    from agentkb.models.recall_trace import RecallTrace, UsageEvent
     from agentkb.models.snapshot import StoredSnapshot
 
 
@@ -362,4 +363,21 @@ class MemoryStore(Protocol):
 
     def delete(self, workspace_id: str, memory_id: int) -> list[int]:
         """Forget every revision of the memory's name: store, vectors, indexes, entity links. The ids deleted."""
+        ...
+
+
+class RecallTraceStore(Protocol):
+    """OB1 recall traces and the usage reported on them (the input of usage feedback in ranking)."""
+
+    def put(self, trace: RecallTrace) -> None: ...
+
+    def get(self, request_id: str) -> RecallTrace | None: ...
+
+    def record_usage(self, request_id: str, used: Sequence[int], ignored: Mapping[int, str | None],
+                     at: float) -> RecallTrace | None:
+        """Mark the trace's items used / ignored and keep one usage event per (recall, memory); None: no trace."""
+        ...
+
+    def usage_events(self, workspace_id: str, since: float, limit: int) -> list[UsageEvent]:
+        """The workspace's usage events at or after `since`, newest first, at most `limit`."""
         ...

@@ -11,6 +11,7 @@ import json
 import time
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
 from agentkb.api.routes_table import RouteSpec
 from agentkb.composition import Ports
@@ -116,6 +117,23 @@ def rate_identity(principal: Principal, direct: bool) -> str:
     return principal.key_id or principal.id
 
 
+OB1_PREFIX = "/ob1/"
+
+
+def presented_key(event: dict[str, Any], route: RouteSpec) -> str | None:
+    """X-API-Key; on the OB1 routes also OB1's carriers, `x-brain-key` or `?key=` (dropped from the event at once,
+    so a key in a URL reaches neither a resolver nor a log line)."""
+    presented = header(event.get("headers"), "x-api-key")
+    if not route.path.startswith(OB1_PREFIX):
+        return presented
+    query = event.get("queryStringParameters") or {}
+    in_query = query.pop("key", None) if isinstance(query, dict) else None
+    (event.get("multiValueQueryStringParameters") or {}).pop("key", None)
+    if event.get("rawQueryString"):  # HTTP API v2
+        event["rawQueryString"] = urlencode([(k, v) for k, v in parse_qsl(event["rawQueryString"]) if k != "key"])
+    return presented or header(event.get("headers"), "x-brain-key") or in_query
+
+
 def check_request(event: dict[str, Any], route: RouteSpec, ports: Ports,
                   direct_principal: Principal | None) -> tuple[Principal | None, RateDecision | None]:
     """Everything decided before parsing; returns the principal and rate decision, or raises a DomainError.
@@ -133,7 +151,7 @@ def check_request(event: dict[str, Any], route: RouteSpec, ports: Ports,
         if direct_principal is not None:
             principal = direct_principal
         else:
-            principal = authenticate(ports.keys, ports.secrets, header(event.get("headers"), "x-api-key"))
+            principal = authenticate(ports.keys, ports.secrets, presented_key(event, route))
         decision = ports.rate_limiter.hit(rate_identity(principal, direct_principal is not None),
                                           ports.settings.rate_limit_per_minute, time.time())
         if not decision.allowed:

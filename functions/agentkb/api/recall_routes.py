@@ -11,6 +11,7 @@ from agentkb.api.responses import ERRORS, json_response, ok
 from agentkb.composition import Ports, get_ports
 from agentkb.models.recall import RecallRequest, RecallResponse
 from agentkb.services.recall import RecallDeps, RecallOptions, recall
+from agentkb.services.usage_feedback import feedback_reader
 
 router = Router()
 
@@ -19,7 +20,8 @@ def recall_deps(ports: Annotated[Ports, Depends(get_ports)]) -> RecallDeps:
     """The recall service's ports (also the memory source of snapshots)."""
     backend = "local" if ports.settings.backend == "embedded" else "bedrock"
     return RecallDeps(ports.memories, ports.graph, ports.embedder, ports.tokenizer,
-                      embed_timeout_s=ports.settings.embed_timeout_ms / 1000, backend=backend)
+                      embed_timeout_s=ports.settings.embed_timeout_ms / 1000, backend=backend,
+                      feedback=feedback_reader(ports.traces))
 
 
 @router.post("/v1/recall", operation_id="recall", summary="Recall agent memories (vector + graph, token-budgeted)",

@@ -26,9 +26,10 @@ def _search() -> list[Router]:
 
 
 def _ingest() -> list[Router]:
-    from agentkb.api import graph_routes, ingest_routes, knowledge_routes, memory_routes
+    from agentkb.api import graph_routes, ingest_routes, knowledge_routes, memory_routes, ob1_routes
 
-    return [ingest_routes.router, knowledge_routes.router, memory_routes.router, graph_routes.ingest_router]
+    return [ingest_routes.router, knowledge_routes.router, memory_routes.router, graph_routes.ingest_router,
+            ob1_routes.router]
 
 
 def _recall() -> list[Router]:

@@ -46,6 +46,19 @@ ROUTES: tuple[RouteSpec, ...] = (
               READ),
     RouteSpec("writeMemory", "POST", "/v1/memories", "ingest", WRITE),
     RouteSpec("upsertGraph", "POST", "/v1/graph", "ingest", WRITE),
+    RouteSpec("listMemories", "GET", "/v1/memories", "ingest", READ),
+    RouteSpec("getMemory", "GET", "/v1/memories/{memoryId}", "ingest", READ),
+    RouteSpec("deleteMemory", "DELETE", "/v1/memories/{memoryId}", "ingest", WRITE),
+    # OB1 Agent Memory API (api/ob1_routes.py). The review queue comes before /ob1/memories/{memory_id}.
+    RouteSpec("ob1Health", "GET", "/ob1/health", "ingest", READ),
+    RouteSpec("ob1Recall", "POST", "/ob1/recall", "ingest", READ),
+    RouteSpec("ob1Writeback", "POST", "/ob1/writeback", "ingest", WRITE),
+    RouteSpec("ob1ReportUsage", "POST", "/ob1/recall/{request_id}/usage", "ingest", WRITE),
+    RouteSpec("ob1ListMemories", "GET", "/ob1/memories", "ingest", READ),
+    RouteSpec("ob1ReviewQueue", "GET", "/ob1/memories/review", "ingest", READ),
+    RouteSpec("ob1GetMemory", "GET", "/ob1/memories/{memory_id}", "ingest", READ),
+    RouteSpec("ob1ReviewMemory", "PATCH", "/ob1/memories/{memory_id}/review", "ingest", WRITE),
+    RouteSpec("ob1GetRecallTrace", "GET", "/ob1/recall-traces/{request_id}", "ingest", READ),
 )
 
 BY_OPERATION = {r.operation_id: r for r in ROUTES}

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         MemoryStore,
         ObjectReader,
         RateLimiter,
+        RecallTraceStore,
         Reranker,
         SecretStore,
         SnapshotStore,
@@ -163,3 +164,9 @@ class AwsBuilder:
         from agentkb.adapters.aws.sqs_indexing import SqsIndexingQueue
 
         return SqsIndexingQueue(self.dynamodb_catalog, self.client("sqs"), self._required("ingest_queue_url"))
+
+    def traces(self, ports: Ports) -> RecallTraceStore:
+        """OB1 recall traces and usage events live in the memory table (no table of their own)."""
+        from agentkb.adapters.aws.dynamodb_traces import DynamoDbRecallTraceStore
+
+        return DynamoDbRecallTraceStore(self.client("dynamodb"), self._required("memory_table"))

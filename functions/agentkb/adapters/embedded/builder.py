@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         MemoryStore,
         ObjectReader,
         RateLimiter,
+        RecallTraceStore,
         Reranker,
         SecretStore,
         SnapshotStore,
@@ -136,3 +137,8 @@ class EmbeddedBuilder:
         from agentkb.adapters.embedded.sqlite_indexing import SqliteIndexingQueue
 
         return SqliteIndexingQueue(self.database)
+
+    def traces(self, ports: Ports) -> RecallTraceStore:
+        from agentkb.adapters.embedded.sqlite_traces import SqliteRecallTraceStore
+
+        return SqliteRecallTraceStore(self.database)

@@ -1,0 +1,134 @@
+"""The OB1 Agent Memory API under `/ob1` (ingest function: every route may write, if only a recall trace).
+
+A client configured with the endpoint `<base>/ob1` works unchanged: the key may come as `x-brain-key` or `?key=`
+(the gate), requests are accepted as OB1's server accepts them, answers have OB1's shapes. Services: ob1_*.py.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Depends, Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+
+from agentkb.api.context import add_response_header, current_principal
+from agentkb.api.responses import ERRORS, json_response
+from agentkb.composition import Ports, get_ports
+from agentkb.errors import BadRequest
+from agentkb.models.memory_detail import MemoryListQuery
+from agentkb.models.ob1 import Ob1RecallRequest, Ob1ReviewRequest, Ob1UsageReport, Ob1WritebackRequest
+from agentkb.services.ob1_memory import inspect_memory, response_memory
+from agentkb.services.ob1_recall import Ob1RecallDeps, ob1_recall
+from agentkb.services.ob1_review import ReviewDeps, get_trace, list_ob1, reachable, report_usage, review
+from agentkb.services.ob1_writeback import WritebackDeps, writeback
+
+router = Router()
+MAX_LIST = 200
+SERVICE, VERSION = "agentkb-agent-memory", "0.1.0"  # the OB1 interface version this surface implements
+OK = {200: {"description": "OB1's answer shape (see docs/ob1.md)"}}
+UNSAFE = {422: {"description": "Unsafe write-back blocked: `error` is that string, `unsafe` lists every reason"}}
+
+
+PortsDep = Annotated[Ports, Depends(get_ports)]
+
+
+def review_deps(ports: PortsDep) -> ReviewDeps:
+    return ReviewDeps(ports.memories, ports.embedder, ports.traces)
+
+
+def recall_deps(ports: PortsDep) -> Ob1RecallDeps:
+    return Ob1RecallDeps(ports.memories, ports.graph, ports.embedder, ports.tokenizer, ports.traces,
+                         embed_timeout_s=ports.settings.embed_timeout_ms / 1000)
+
+
+def writeback_deps(ports: PortsDep) -> WritebackDeps:
+    return WritebackDeps(ports.memories, ports.graph, ports.embedder)
+
+
+ReviewDep = Annotated[ReviewDeps, Depends(review_deps)]
+
+
+def _workspace(workspace_id: str | None) -> str:
+    if not workspace_id:
+        raise BadRequest("workspace_id is required", details=[{"path": "query.workspace_id", "message": "required"}])
+    return workspace_id
+
+
+@router.get("/ob1/health", operation_id="ob1Health", summary="OB1: verify the endpoint and key",
+            responses={**OK, **ERRORS})
+def health_route() -> Response[Any]:
+    return json_response(200, {"ok": True, "service": SERVICE, "version": VERSION})
+
+
+@router.post("/ob1/recall", operation_id="ob1Recall", summary="OB1: scoped memories for a task, with use policy",
+             responses={**OK, **ERRORS})
+def recall_route(request: Annotated[Ob1RecallRequest, Body()],
+                 deps: Annotated[Ob1RecallDeps, Depends(recall_deps)]) -> Response[Any]:
+    outcome = ob1_recall(request, current_principal(), deps)
+    if outcome.degraded_code:
+        add_response_header("X-Recall-Degraded", outcome.degraded_code)
+    return json_response(200, outcome.body)
+
+
+@router.post("/ob1/writeback", operation_id="ob1Writeback", summary="OB1: store compact memory after a task",
+             responses={**OK, **UNSAFE, **ERRORS})
+def writeback_route(request: Annotated[Ob1WritebackRequest, Body()],
+                    deps: Annotated[WritebackDeps, Depends(writeback_deps)]) -> Response[Any]:
+    return json_response(200, writeback(request, current_principal(), deps))
+
+
+@router.post("/ob1/recall/<request_id>/usage", operation_id="ob1ReportUsage",
+             summary="OB1: report which recalled memories were used or ignored", responses={**OK, **ERRORS})
+def usage_route(request_id: Annotated[str, Path()], report: Annotated[Ob1UsageReport, Body()],
+                deps: ReviewDep) -> Response[Any]:
+    return json_response(200, report_usage(request_id, report, current_principal(), deps))
+
+
+@router.get("/ob1/memories", operation_id="ob1ListMemories", summary="OB1: list memories by workspace and filters",
+            responses={**OK, **ERRORS})
+def list_route(ports: PortsDep, workspace_id: Annotated[str | None, Query()] = None,
+               project_id: Annotated[str | None, Query()] = None,
+               review_status: Annotated[str | None, Query()] = None,
+               lifecycle_status: Annotated[str | None, Query()] = None,
+               runtime_name: Annotated[str | None, Query()] = None, memory_type: Annotated[str | None, Query()] = None,
+               task_id_prefix: Annotated[str | None, Query()] = None, limit: Annotated[int, Query()] = 50,
+               ) -> Response[Any]:
+    labels = {k: v for k, v in (("review_status", review_status), ("lifecycle_status", lifecycle_status),
+                                ("runtime_name", runtime_name)) if v is not None}
+    query = MemoryListQuery(_workspace(workspace_id), project_id=project_id, type=memory_type, labels=labels,
+                            label_prefix=("task_id", task_id_prefix) if task_id_prefix else None,
+                            limit=min(max(limit, 1), MAX_LIST))
+    memories = [response_memory(d) for d in list_ob1(query, current_principal(), ports.memories)]
+    return json_response(200, {"memories": memories, "count": len(memories)})
+
+
+@router.get("/ob1/memories/review", operation_id="ob1ReviewQueue", summary="OB1: pending agent-written memories",
+            responses={**OK, **ERRORS})
+def review_queue_route(ports: PortsDep, workspace_id: Annotated[str | None, Query()] = None,
+                       project_id: Annotated[str | None, Query()] = None) -> Response[Any]:
+    query = MemoryListQuery(_workspace(workspace_id), project_id=project_id, labels={"review_status": "pending"},
+                            limit=100)
+    memories = [response_memory(d) for d in list_ob1(query, current_principal(), ports.memories)]
+    return json_response(200, {"memories": memories, "count": len(memories)})
+
+
+@router.get("/ob1/memories/<memory_id>", operation_id="ob1GetMemory",
+            summary="OB1: one memory with source, provenance, artifacts and review history", responses={**OK, **ERRORS})
+def get_route(memory_id: Annotated[str, Path()], ports: PortsDep,
+              workspace_id: Annotated[str | None, Query()] = None) -> Response[Any]:
+    found = reachable(ports.memories, current_principal(), workspace_id, memory_id)
+    return json_response(200, {"memory": inspect_memory(found)})
+
+
+@router.patch("/ob1/memories/<memory_id>/review", operation_id="ob1ReviewMemory",
+              summary="OB1: confirm, edit, reject, restrict, stale, dispute or supersede", responses={**OK, **ERRORS})
+def review_route(memory_id: Annotated[str, Path()], request: Annotated[Ob1ReviewRequest, Body()],
+                 deps: ReviewDep) -> Response[Any]:
+    return json_response(200, review(memory_id, request, current_principal(), deps))
+
+
+@router.get("/ob1/recall-traces/<request_id>", operation_id="ob1GetRecallTrace",
+            summary="OB1: what a recall scored, returned and how it was used", responses={**OK, **ERRORS})
+def trace_route(request_id: Annotated[str, Path()], deps: ReviewDep) -> Response[Any]:
+    return json_response(200, get_trace(request_id, current_principal(), deps))

@@ -1,0 +1,72 @@
+"""The /v1 memory surface beyond writes: list (filters, paging), get, and forget (`DELETE`).
+
+Forgetting removes every revision of the memory's name from the store, its vectors and text index, the OpenSearch
+memory index and its memory<->entity links; graph entities shared with other memories stay. Recall traces only
+ever held memory ids and scores, so nothing of the memory's content survives anywhere.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from agentkb.errors import BadRequest, NotFound
+from agentkb.models.domain import Principal
+from agentkb.models.memory import SENSITIVITY_BITS
+from agentkb.models.memory_detail import MemoryDetail, MemoryListQuery
+from agentkb.ports import MemoryStore
+from agentkb.services.ob1_memory import iso
+from agentkb.services.ob1_review import memory_id
+
+STATUSES = ("live", "superseded", "stale", "unconfirmed")
+
+
+def memory_json(d: MemoryDetail) -> dict[str, Any]:
+    """A stored memory as the /v1 surface shows it."""
+    return {"memory_id": d.memory_id, "name": d.name, "revision": d.revision, "workspace_id": d.workspace_id,
+            "project_id": d.project_id, "visibility": d.visibility, "owner_id": d.owner_id,
+            "channel_id": d.channel_id, "type": d.type, "description": d.description, "body": d.body,
+            "confirmed": d.confirmed, "stale": d.stale, "superseded": d.superseded, "supersedes": d.supersedes,
+            "valid_until": iso(d.valid_until),
+            "sensitivity": {name: bool(d.sensitivity & bit) for name, bit in SENSITIVITY_BITS.items()},
+            "source": d.source, "entity_ids": list(d.entity_ids), "relation_count": d.relation_count,
+            "created_at": d.created_at, "updated_at": iso(d.updated_at)}
+
+
+def encode_cursor(before_id: int | None) -> str | None:
+    return None if before_id is None else base64.urlsafe_b64encode(f"m:{before_id}".encode()).decode()
+
+
+def decode_cursor(cursor: str | None) -> int | None:
+    if cursor is None:
+        return None
+    try:
+        text = base64.urlsafe_b64decode(cursor.encode()).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        text = ""
+    if not text.startswith("m:") or not text[2:].isdigit():
+        raise BadRequest("Invalid cursor", details=[{"path": "cursor", "message": "use a nextCursor value"}])
+    return int(text[2:])
+
+
+def list_memories(query: MemoryListQuery, principal: Principal, store: MemoryStore) -> dict[str, Any]:
+    if not principal.can_reach(query.workspace_id):
+        raise NotFound("Workspace not found")
+    page = store.list_memories(query)
+    return {"data": [memory_json(d) for d in page.items], "nextCursor": encode_cursor(page.next_before_id)}
+
+
+def get_memory(workspace_id: str, raw_id: str, principal: Principal, store: MemoryStore) -> dict[str, Any]:
+    found = store.get(workspace_id, memory_id(raw_id)) if principal.can_reach(workspace_id) else None
+    if found is None:
+        raise NotFound("Memory not found")
+    return {"data": memory_json(found)}
+
+
+def forget_memory(workspace_id: str, raw_id: str, principal: Principal, store: MemoryStore) -> list[int]:
+    """Delete the memory everywhere; the revision ids forgotten (404 when none)."""
+    deleted = store.delete(workspace_id, memory_id(raw_id)) if principal.can_reach(workspace_id) else []
+    if not deleted:
+        raise NotFound("Memory not found")
+    return deleted
