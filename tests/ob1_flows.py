@@ -159,7 +159,8 @@ def _v1_recall_ids(key: str, ws: str, project: str, query: str) -> list[int]:
     return [item["memory_id"] for item in body_of(response)["direct_matches"]]
 
 
-def flow_v1_surface(mint: Mint) -> None:
+def flow_v1_surface(mint: Mint) -> list[str]:
+    """The /v1 memory surface over OB1-written memories; returns their ids (the first one forgotten)."""
     key = mint(["v1"], RW, "v1-agent")
     c = Ob1Client(key)
     ids = _ids(c.ok("POST", "/writeback", writeback_payload("v1", "r5")))
@@ -187,3 +188,4 @@ def flow_v1_surface(mint: Mint) -> None:
     other = mint(["elsewhere"], RW, "x")
     response = invoke("ingest", rest_event("GET", f"/v1/memories/{ids[1]}", key=other, query={"workspace_id": "v1"}))
     assert response["statusCode"] == 404
+    return ids

@@ -111,7 +111,9 @@ class ServiceApi(Construct):
             method = resource.add_method(
                 verb,
                 integrations[function_name],
-                api_key_required=authenticated and config.api_key_required,
+                # OB1's clients send their key as x-brain-key, which API Gateway's key check cannot read: the
+                # function authenticates those routes (the same keys table) whatever apiKeyRequired says.
+                api_key_required=authenticated and config.api_key_required and not path.startswith("/ob1/"),
                 request_validator=self.validator,
                 operation_name=f"{function_name}:{verb} {path}",
             )

@@ -49,7 +49,9 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("listMemories", "GET", "/v1/memories", "ingest", READ),
     RouteSpec("getMemory", "GET", "/v1/memories/{memoryId}", "ingest", READ),
     RouteSpec("deleteMemory", "DELETE", "/v1/memories/{memoryId}", "ingest", WRITE),
-    # OB1 Agent Memory API (api/ob1_routes.py). The review queue comes before /ob1/memories/{memory_id}.
+    # OB1 Agent Memory API (api/ob1_routes.py). Every route may write (a recall writes its trace), so the write-path
+    # function serves them with the grants it has (memory, graph, memory index, Bedrock): no new role. The review
+    # queue comes before /ob1/memories/{memory_id}.
     RouteSpec("ob1Health", "GET", "/ob1/health", "ingest", READ),
     RouteSpec("ob1Recall", "POST", "/ob1/recall", "ingest", READ),
     RouteSpec("ob1Writeback", "POST", "/ob1/writeback", "ingest", WRITE),
