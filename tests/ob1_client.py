@@ -6,10 +6,18 @@ Used by the embedded (tests/handlers) and AWS (tests/aws) suites alike: the same
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass
 from typing import Any
 
-from tests.helpers import body_of, invoke, response_headers, rest_event
+from jsonschema import Draft202012Validator, FormatChecker
+
+from tests.helpers import SCHEMAS, body_of, invoke, response_headers, rest_event
+
+# Every 200 of these routes is checked against its schema (no other members, required members, enums).
+RESPONSE_SCHEMAS = {path: Draft202012Validator(json.loads((SCHEMAS / name).read_text()), format_checker=FormatChecker())
+                    for path, name in (("/recall", "ob1-recall-response.v1.schema.json"),
+                                       ("/writeback", "ob1-writeback-response.v1.schema.json"))}
 
 
 @dataclass
@@ -31,7 +39,10 @@ class Ob1Client:
         if raw:
             query.update(dict(part.split("=", 1) for part in raw.split("&")))
         response = invoke("ingest", rest_event(method, f"/ob1{base}", body, headers=headers, query=query or None))
-        return response["statusCode"], body_of(response), response_headers(response)
+        answer = body_of(response)
+        if response["statusCode"] == 200 and base in RESPONSE_SCHEMAS:
+            RESPONSE_SCHEMAS[base].validate(answer)
+        return response["statusCode"], answer, response_headers(response)
 
     def ok(self, method: str, path: str, body: Any = None, status: int = 200) -> Any:
         code, answer, _ = self.call(method, path, body)

@@ -70,6 +70,12 @@ def seed(container: Any, *, snapshot: bool = False, ws1_kb: bool = False) -> dic
               "entities": {**MEMORY["entities"], "repos": ["billing-api"]}}
     written = replay(rest_event("POST", "/v1/memories", memory, key=rw))
     assert written["statusCode"] == 201, body_of(written)
+    values["__MEMORY_ID__"] = str(body_of(written)["memory_id"])
+    ob1_recall = {"schema_version": "openbrain.openclaw.recall.v1", "workspace_id": WS, "query": "billing deploys",
+                  "scope": {"project_only": False}}
+    recalled = replay(rest_event("POST", "/ob1/recall", ob1_recall, key=rw))
+    assert recalled["statusCode"] == 200, body_of(recalled)
+    values["__OB1_REQUEST__"] = body_of(recalled)["request_id"]
     if snapshot:
         built = replay(rest_event("POST", "/v1/snapshots", SNAPSHOT_BODY, key=rw))
         assert built["statusCode"] == 201, body_of(built)

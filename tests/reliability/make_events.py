@@ -23,6 +23,7 @@ RW, RO, BAD = "akb_test_replay_key", "akb_test_readonly_key", "akb_0000000000000
 DOC = "__DOC_ID__"  # the seeded reset.md document (ids are random uuid4s)
 RUN, ATTEMPT = "3b7f0c2e-1d4a-4c5b-9e6f-7a8b9c0d1e2f", "5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e8f"
 SEED_IDEMPOTENCY = "reliability-seed-1"
+MID, REQ = "__MEMORY_ID__", "__OB1_REQUEST__"  # the seeded memory and the seeded OB1 recall (tests/reliability/corpus)
 ERROR = "error.schema.json"
 
 KB_BODY = {"workspaceId": WS, "name": "runbooks-reliability",
@@ -86,8 +87,9 @@ def rest(method: str, path: str, resource: str, body: Any = None, key: str | Non
 
 
 def v2(method: str, path: str, resource: str, body: Any = None, key: str | None = RW,
-       query: dict[str, str] | None = None, params: dict[str, str] | None = None) -> dict[str, Any]:
-    event = http_event(method, path, body, key=key, query=query)
+       query: dict[str, str] | None = None, params: dict[str, str] | None = None,
+       headers: dict[str, str] | None = None) -> dict[str, Any]:
+    event = http_event(method, path, body, key=key, query=query, headers=headers)
     event["routeKey"] = event["requestContext"]["routeKey"] = f"{method} {resource}"
     if params:
         event["pathParameters"] = params
@@ -243,6 +245,7 @@ def route_cases() -> dict[str, list[tuple[str, dict[str, Any], int, str | None]]
                                                        params={"snapshotId": "not-a-uuid"}), 404, ERROR),
     ]
     reli += management_cases()
+    ingest += memory_cases() + ob1_cases()
     return {"search": [(f"reliability_{c}", e, s, sc) for c, e, s, sc in search],
             "ingest": [(f"reliability_{c}", e, s, sc) for c, e, s, sc in ingest],
             "reliability": reli}
@@ -284,6 +287,82 @@ def management_cases() -> list[tuple[str, dict[str, Any], int, str | None]]:
                                                   params={**kbp, "documentId": "nope"}), 404, ERROR),
     ]
     return cases
+
+
+Case = tuple[str, dict[str, Any], int, str | None]
+
+
+def memory_cases() -> list[Case]:
+    """The /v1 memory surface beyond writes: list, get, forget."""
+    mem, one, one_res = "/v1/memories", f"/v1/memories/{MID}", "/v1/memories/{memoryId}"
+    wsq, p = {"workspace_id": WS}, {"memoryId": MID}
+    return [
+        ("list_memories_rest", rest("GET", mem, mem, key=RO, query=wsq), 200, None),
+        ("list_memories_v2", v2("GET", mem, mem, query={**wsq, "limit": "5"}), 200, None),
+        ("list_memories_direct", direct("listMemories", scopes=("api:read",), query=wsq), 200, None),
+        ("list_memories_no_workspace", rest("GET", mem, mem), 400, ERROR),
+        ("list_memories_missing_key", rest("GET", mem, mem, key=None, query=wsq), 401, ERROR),
+        ("list_memories_other_workspace", rest("GET", mem, mem, query={"workspace_id": "not-yours"}), 404, ERROR),
+        ("get_memory_rest", rest("GET", one, one_res, key=RO, query=wsq, params=p), 200, None),
+        ("get_memory_v2", v2("GET", one, one_res, query=wsq, params=p), 200, None),
+        ("get_memory_direct", direct("getMemory", scopes=("api:read",), params=p, query=wsq), 200, None),
+        ("get_memory_unknown", rest("GET", "/v1/memories/999999", one_res, query=wsq,
+                                    params={"memoryId": "999999"}), 404, ERROR),
+        ("delete_memory_rest", rest("DELETE", one, one_res, query=wsq, params=p), 204, None),
+        ("delete_memory_v2", v2("DELETE", one, one_res, query=wsq, params=p), 204, None),
+        ("delete_memory_direct", direct("deleteMemory", params=p, query=wsq), 204, None),
+        ("delete_memory_read_only", rest("DELETE", one, one_res, key=RO, query=wsq, params=p), 403, ERROR),
+    ]
+
+
+def ob1_cases() -> list[Case]:
+    """The OB1 Agent Memory API: the key as x-brain-key (REST), ?key= (HTTP API) or a direct principal."""
+    brain = {"x-brain-key": RW}
+    recall = {"schema_version": "openbrain.agent_memory.recall.v1", "workspace_id": WS, "query": "billing deploys",
+              "task_type": "smoke", "runtime": {"name": "hermes"}, "scope": {"include_unconfirmed": True}}
+    write = {"schema_version": "openbrain.openclaw.writeback.v1", "workspace_id": WS, "idempotency_key": "rel-1",
+             "memory_payload": {"lessons": ["Billing deploys wait for the Tuesday window."]}}
+    usage, review = {"used_memory_ids": [MID]}, {"action": "confirm", "notes": "checked"}
+    rsch, wsch = "ob1-recall-response.v1.schema.json", "ob1-writeback-response.v1.schema.json"
+    wsq, mp, rp = {"workspace_id": WS}, {"memory_id": MID}, {"request_id": REQ}
+    cases: list[Case] = []
+    for name, op, method, path, resource, body, query, params, status, schema in (
+            ("ob1_health", "ob1Health", "GET", "/ob1/health", "/ob1/health", None, None, None, 200, None),
+            ("ob1_recall", "ob1Recall", "POST", "/ob1/recall", "/ob1/recall", recall, None, None, 200, rsch),
+            ("ob1_writeback", "ob1Writeback", "POST", "/ob1/writeback", "/ob1/writeback", write, None, None, 200,
+             wsch),
+            ("ob1_usage", "ob1ReportUsage", "POST", f"/ob1/recall/{REQ}/usage", "/ob1/recall/{request_id}/usage",
+             usage, None, rp, 200, None),
+            ("ob1_list", "ob1ListMemories", "GET", "/ob1/memories", "/ob1/memories", None, wsq, None, 200, None),
+            ("ob1_review_queue", "ob1ReviewQueue", "GET", "/ob1/memories/review", "/ob1/memories/review", None,
+             wsq, None, 200, None),
+            ("ob1_get_memory", "ob1GetMemory", "GET", f"/ob1/memories/{MID}", "/ob1/memories/{memory_id}", None,
+             None, mp, 200, None),
+            ("ob1_review_memory", "ob1ReviewMemory", "PATCH", f"/ob1/memories/{MID}/review",
+             "/ob1/memories/{memory_id}/review", review, None, mp, 200, None),
+            ("ob1_trace", "ob1GetRecallTrace", "GET", f"/ob1/recall-traces/{REQ}", "/ob1/recall-traces/{request_id}",
+             None, None, rp, 200, None)):
+        cases += [(f"{name}_rest", rest(method, path, resource, body, key=None, query=query, params=params,
+                                        headers=brain), status, schema),
+                  (f"{name}_v2", v2(method, path, resource, body, key=None, query={**(query or {}), "key": RW},
+                                    params=params), status, schema),
+                  (f"{name}_direct", direct(op, body, params=params, query=query), status, schema)]
+    return cases + [
+        ("ob1_health_missing_key", rest("GET", "/ob1/health", "/ob1/health", key=None), 401, ERROR),
+        ("ob1_recall_bad_request", rest("POST", "/ob1/recall", "/ob1/recall", {**recall, "query": ""}, key=None,
+                                        headers=brain), 400, ERROR),
+        ("ob1_recall_other_workspace", rest("POST", "/ob1/recall", "/ob1/recall", _other(recall, "workspace_id"),
+                                            key=None, headers=brain), 404, ERROR),
+        ("ob1_writeback_read_only", rest("POST", "/ob1/writeback", "/ob1/writeback", write, key=None,
+                                         headers={"x-brain-key": RO}), 403, ERROR),
+        ("ob1_list_no_workspace", rest("GET", "/ob1/memories", "/ob1/memories", key=None, headers=brain), 400, ERROR),
+        ("ob1_get_memory_unknown", rest("GET", "/ob1/memories/999999", "/ob1/memories/{memory_id}", key=None,
+                                        params={"memory_id": "999999"}, headers=brain), 404, ERROR),
+        ("ob1_review_bad_action", rest("PATCH", f"/ob1/memories/{MID}/review", "/ob1/memories/{memory_id}/review",
+                                       {"action": "delete"}, key=None, params=mp, headers=brain), 400, ERROR),
+        ("ob1_trace_unknown", rest("GET", "/ob1/recall-traces/nope", "/ob1/recall-traces/{request_id}", key=None,
+                                   params={"request_id": "nope"}, headers=brain), 404, ERROR),
+    ]
 
 
 def write() -> int:

@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from agentkb.api.context import current_principal
 from agentkb.api.responses import ERRORS, json_response, ok
 from agentkb.composition import Ports, get_ports
-from agentkb.models.memory import MemoryWriteRequest, MemoryWriteResponse
+from agentkb.models.memory import MemoryGetResponse, MemoryListResponse, MemoryWriteRequest, MemoryWriteResponse
 from agentkb.models.memory_detail import MemoryListQuery
 from agentkb.services.memory import MemoryDeps, write_memory
 from agentkb.services.memory_admin import decode_cursor, forget_memory, get_memory, list_memories
@@ -38,7 +38,7 @@ Workspace = Annotated[str, Query(min_length=1, max_length=128)]
 
 
 @router.get("/v1/memories", operation_id="listMemories", summary="List memories, newest first (filters, paging)",
-            responses={200: {"description": "{data: [memory], nextCursor}"}, **ERRORS})
+            responses={200: ok(MemoryListResponse, "A page; nextCursor is null on the last"), **ERRORS})
 def list_memories_route(workspace_id: Workspace, ports: Annotated[Ports, Depends(get_ports)],
                         project_id: Annotated[str | None, Query(max_length=256)] = None,
                         type: Annotated[str | None, Query(max_length=64)] = None,  # noqa: A002 - the API's name
@@ -52,7 +52,7 @@ def list_memories_route(workspace_id: Workspace, ports: Annotated[Ports, Depends
 
 
 @router.get("/v1/memories/<memoryId>", operation_id="getMemory", summary="One memory, every field",
-            responses={200: {"description": "{data: memory}"}, **ERRORS})
+            responses={200: ok(MemoryGetResponse, "The memory"), **ERRORS})
 def get_memory_route(memoryId: Annotated[str, Path()], workspace_id: Workspace,  # noqa: N803
                      ports: Annotated[Ports, Depends(get_ports)]) -> Response[Any]:
     return json_response(200, get_memory(workspace_id, memoryId, current_principal(), ports.memories))

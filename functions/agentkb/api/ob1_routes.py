@@ -13,11 +13,20 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from agentkb.api.context import add_response_header, current_principal
-from agentkb.api.responses import ERRORS, json_response
+from agentkb.api.responses import ERRORS, json_response, ok
 from agentkb.composition import Ports, get_ports
 from agentkb.errors import BadRequest
 from agentkb.models.memory_detail import MemoryListQuery
 from agentkb.models.ob1 import Ob1RecallRequest, Ob1ReviewRequest, Ob1UsageReport, Ob1WritebackRequest
+from agentkb.models.ob1_responses import (
+    Ob1Health,
+    Ob1MemoryAnswer,
+    Ob1MemoryList,
+    Ob1RecallResponse,
+    Ob1TraceAnswer,
+    Ob1UsageAnswer,
+    Ob1WritebackResponse,
+)
 from agentkb.services.ob1_memory import inspect_memory, response_memory
 from agentkb.services.ob1_recall import Ob1RecallDeps, ob1_recall
 from agentkb.services.ob1_review import ReviewDeps, get_trace, list_ob1, reachable, report_usage, review
@@ -26,7 +35,6 @@ from agentkb.services.ob1_writeback import WritebackDeps, writeback
 router = Router()
 MAX_LIST = 200
 SERVICE, VERSION = "agentkb-agent-memory", "0.1.0"  # the OB1 interface version this surface implements
-OK = {200: {"description": "OB1's answer shape (see docs/ob1.md)"}}
 UNSAFE = {422: {"description": "Unsafe write-back blocked: `error` is that string, `unsafe` lists every reason"}}
 
 
@@ -56,13 +64,13 @@ def _workspace(workspace_id: str | None) -> str:
 
 
 @router.get("/ob1/health", operation_id="ob1Health", summary="OB1: verify the endpoint and key",
-            responses={**OK, **ERRORS})
+            responses={200: ok(Ob1Health, "Reachable, and the key works"), **ERRORS})
 def health_route() -> Response[Any]:
     return json_response(200, {"ok": True, "service": SERVICE, "version": VERSION})
 
 
 @router.post("/ob1/recall", operation_id="ob1Recall", summary="OB1: scoped memories for a task, with use policy",
-             responses={**OK, **ERRORS})
+             responses={200: ok(Ob1RecallResponse, "Eligible memories, best first; traced"), **ERRORS})
 def recall_route(request: Annotated[Ob1RecallRequest, Body()],
                  deps: Annotated[Ob1RecallDeps, Depends(recall_deps)]) -> Response[Any]:
     outcome = ob1_recall(request, current_principal(), deps)
@@ -72,21 +80,23 @@ def recall_route(request: Annotated[Ob1RecallRequest, Body()],
 
 
 @router.post("/ob1/writeback", operation_id="ob1Writeback", summary="OB1: store compact memory after a task",
-             responses={**OK, **UNSAFE, **ERRORS})
+             responses={200: ok(Ob1WritebackResponse, "Stored, or the first answer of the key"), **UNSAFE,
+                        **ERRORS})
 def writeback_route(request: Annotated[Ob1WritebackRequest, Body()],
                     deps: Annotated[WritebackDeps, Depends(writeback_deps)]) -> Response[Any]:
     return json_response(200, writeback(request, current_principal(), deps))
 
 
 @router.post("/ob1/recall/<request_id>/usage", operation_id="ob1ReportUsage",
-             summary="OB1: report which recalled memories were used or ignored", responses={**OK, **ERRORS})
+             summary="OB1: report which recalled memories were used or ignored",
+             responses={200: ok(Ob1UsageAnswer, "Recorded in the trace"), **ERRORS})
 def usage_route(request_id: Annotated[str, Path()], report: Annotated[Ob1UsageReport, Body()],
                 deps: ReviewDep) -> Response[Any]:
     return json_response(200, report_usage(request_id, report, current_principal(), deps))
 
 
 @router.get("/ob1/memories", operation_id="ob1ListMemories", summary="OB1: list memories by workspace and filters",
-            responses={**OK, **ERRORS})
+            responses={200: ok(Ob1MemoryList, "Newest first"), **ERRORS})
 def list_route(ports: PortsDep, workspace_id: Annotated[str | None, Query()] = None,
                project_id: Annotated[str | None, Query()] = None,
                review_status: Annotated[str | None, Query()] = None,
@@ -104,7 +114,7 @@ def list_route(ports: PortsDep, workspace_id: Annotated[str | None, Query()] = N
 
 
 @router.get("/ob1/memories/review", operation_id="ob1ReviewQueue", summary="OB1: pending agent-written memories",
-            responses={**OK, **ERRORS})
+            responses={200: ok(Ob1MemoryList, "Pending review, newest first"), **ERRORS})
 def review_queue_route(ports: PortsDep, workspace_id: Annotated[str | None, Query()] = None,
                        project_id: Annotated[str | None, Query()] = None) -> Response[Any]:
     query = MemoryListQuery(_workspace(workspace_id), project_id=project_id, labels={"review_status": "pending"},
@@ -114,7 +124,8 @@ def review_queue_route(ports: PortsDep, workspace_id: Annotated[str | None, Quer
 
 
 @router.get("/ob1/memories/<memory_id>", operation_id="ob1GetMemory",
-            summary="OB1: one memory with source, provenance, artifacts and review history", responses={**OK, **ERRORS})
+            summary="OB1: one memory with source, provenance, artifacts and review history",
+            responses={200: ok(Ob1MemoryAnswer, "The memory"), **ERRORS})
 def get_route(memory_id: Annotated[str, Path()], ports: PortsDep,
               workspace_id: Annotated[str | None, Query()] = None) -> Response[Any]:
     found = reachable(ports.memories, current_principal(), workspace_id, memory_id)
@@ -122,13 +133,15 @@ def get_route(memory_id: Annotated[str, Path()], ports: PortsDep,
 
 
 @router.patch("/ob1/memories/<memory_id>/review", operation_id="ob1ReviewMemory",
-              summary="OB1: confirm, edit, reject, restrict, stale, dispute or supersede", responses={**OK, **ERRORS})
+              summary="OB1: confirm, edit, reject, restrict, stale, dispute or supersede",
+              responses={200: ok(Ob1MemoryAnswer, "The memory after the action"), **ERRORS})
 def review_route(memory_id: Annotated[str, Path()], request: Annotated[Ob1ReviewRequest, Body()],
                  deps: ReviewDep) -> Response[Any]:
     return json_response(200, review(memory_id, request, current_principal(), deps))
 
 
 @router.get("/ob1/recall-traces/<request_id>", operation_id="ob1GetRecallTrace",
-            summary="OB1: what a recall scored, returned and how it was used", responses={**OK, **ERRORS})
+            summary="OB1: what a recall scored, returned and how it was used",
+            responses={200: ok(Ob1TraceAnswer, "The trace and its items"), **ERRORS})
 def trace_route(request_id: Annotated[str, Path()], deps: ReviewDep) -> Response[Any]:
     return json_response(200, get_trace(request_id, current_principal(), deps))

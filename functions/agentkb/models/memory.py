@@ -126,6 +126,46 @@ class MemoryWriteResponse(Model):
     created_at: str
 
 
+class MemoryItem(Model):
+    """A stored memory on the /v1 surface (`GET /v1/memories`, `GET /v1/memories/{memoryId}`)."""
+
+    memory_id: int
+    name: str
+    revision: int
+    workspace_id: str
+    project_id: str | None
+    visibility: str
+    owner_id: str | None
+    channel_id: str | None
+    type: str
+    description: str
+    body: str
+    confirmed: bool
+    stale: bool
+    superseded: bool
+    supersedes: int | None
+    valid_until: str | None
+    sensitivity: dict[str, bool]
+    source: str | None
+    entity_ids: list[str]
+    relation_count: int
+    created_at: str
+    updated_at: str | None
+
+
+class MemoryListResponse(Model):
+    model_config = ConfigDict(title="Memory list")
+
+    data: list[MemoryItem]
+    nextCursor: str | None  # noqa: N815 - the management lists' name
+
+
+class MemoryGetResponse(Model):
+    model_config = ConfigDict(title="Memory")
+
+    data: MemoryItem
+
+
 # ---- store records ----------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
