@@ -64,6 +64,10 @@ def flow_smoke(mint: Mint) -> None:
     assert set(_ids(c.ok("POST", "/recall", stale_too))) == {ids[0], ids[1]}
     queue = c.ok("GET", "/memories/review?workspace_id=ob1&project_id=smoke-project")
     assert set(_ids(queue)) == set(ids[2:])
+    hermes_queue = c.ok("POST", "/memories/review", {"workspace_id": "ob1", "project_id": "smoke-project"})
+    assert _ids(hermes_queue) == _ids(queue)  # the Hermes plugin's POST forms answer the same
+    hermes_list = c.ok("POST", "/memories/list", {"workspace_id": "ob1", "review_status": "confirmed", "limit": 20})
+    assert _ids(hermes_list) == [ids[1]]
     unsafe = writeback_payload("ob1", "r1-unsafe", idempotency_key="unsafe-1")
     unsafe["memory_payload"]["outputs"] = ["api_key: sk-or-v1-" + "0" * 40]
     code, body, _ = c.call("POST", "/writeback", unsafe)

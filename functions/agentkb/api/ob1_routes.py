@@ -16,8 +16,13 @@ from agentkb.api.context import add_response_header, current_principal
 from agentkb.api.responses import ERRORS, json_response, ok
 from agentkb.composition import Ports, get_ports
 from agentkb.errors import BadRequest
-from agentkb.models.memory_detail import MemoryListQuery
-from agentkb.models.ob1 import Ob1RecallRequest, Ob1ReviewRequest, Ob1UsageReport, Ob1WritebackRequest
+from agentkb.models.ob1 import (
+    Ob1ListFilter,
+    Ob1RecallRequest,
+    Ob1ReviewRequest,
+    Ob1UsageReport,
+    Ob1WritebackRequest,
+)
 from agentkb.models.ob1_responses import (
     Ob1Health,
     Ob1MemoryAnswer,
@@ -27,13 +32,12 @@ from agentkb.models.ob1_responses import (
     Ob1UsageAnswer,
     Ob1WritebackResponse,
 )
-from agentkb.services.ob1_memory import inspect_memory, response_memory
+from agentkb.services.ob1_memory import inspect_memory
 from agentkb.services.ob1_recall import Ob1RecallDeps, ob1_recall
 from agentkb.services.ob1_review import ReviewDeps, get_trace, list_ob1, reachable, report_usage, review
 from agentkb.services.ob1_writeback import WritebackDeps, writeback
 
 router = Router()
-MAX_LIST = 200
 SERVICE, VERSION = "agentkb-agent-memory", "0.1.0"  # the OB1 interface version this surface implements
 UNSAFE = {422: {"description": "Unsafe write-back blocked: `error` is that string, `unsafe` lists every reason"}}
 
@@ -55,6 +59,8 @@ def writeback_deps(ports: PortsDep) -> WritebackDeps:
 
 
 ReviewDep = Annotated[ReviewDeps, Depends(review_deps)]
+WorkspaceQuery = Annotated[str | None, Query(max_length=128)]
+Filter = Annotated[str | None, Query(max_length=512)]
 
 
 def _workspace(workspace_id: str | None) -> str:
@@ -97,37 +103,43 @@ def usage_route(request_id: Annotated[str, Path()], report: Annotated[Ob1UsageRe
 
 @router.get("/ob1/memories", operation_id="ob1ListMemories", summary="OB1: list memories by workspace and filters",
             responses={200: ok(Ob1MemoryList, "Newest first"), **ERRORS})
-def list_route(ports: PortsDep, workspace_id: Annotated[str | None, Query()] = None,
-               project_id: Annotated[str | None, Query()] = None,
-               review_status: Annotated[str | None, Query()] = None,
-               lifecycle_status: Annotated[str | None, Query()] = None,
-               runtime_name: Annotated[str | None, Query()] = None, memory_type: Annotated[str | None, Query()] = None,
-               task_id_prefix: Annotated[str | None, Query()] = None, limit: Annotated[int, Query()] = 50,
+def list_route(ports: PortsDep, workspace_id: WorkspaceQuery = None, project_id: Filter = None,
+               review_status: Filter = None, lifecycle_status: Filter = None, runtime_name: Filter = None,
+               memory_type: Filter = None, task_id_prefix: Filter = None, limit: Annotated[int, Query()] = 50,
                ) -> Response[Any]:
-    labels = {k: v for k, v in (("review_status", review_status), ("lifecycle_status", lifecycle_status),
-                                ("runtime_name", runtime_name)) if v is not None}
-    query = MemoryListQuery(_workspace(workspace_id), project_id=project_id, type=memory_type, labels=labels,
-                            label_prefix=("task_id", task_id_prefix) if task_id_prefix else None,
-                            limit=min(max(limit, 1), MAX_LIST))
-    memories = [response_memory(d) for d in list_ob1(query, current_principal(), ports.memories)]
-    return json_response(200, {"memories": memories, "count": len(memories)})
+    filters = Ob1ListFilter(workspace_id=_workspace(workspace_id), project_id=project_id, review_status=review_status,
+                            lifecycle_status=lifecycle_status, runtime_name=runtime_name, memory_type=memory_type,
+                            task_id_prefix=task_id_prefix, limit=limit)
+    return json_response(200, list_ob1(filters, current_principal(), ports.memories))
+
+
+@router.post("/ob1/memories/list", operation_id="ob1ListMemoriesByBody",
+             summary="OB1: the memory list with its filters in a JSON body (the Hermes plugin's call)",
+             responses={200: ok(Ob1MemoryList, "Newest first"), **ERRORS})
+def list_by_body_route(filters: Annotated[Ob1ListFilter, Body()], ports: PortsDep) -> Response[Any]:
+    return json_response(200, list_ob1(filters, current_principal(), ports.memories))
 
 
 @router.get("/ob1/memories/review", operation_id="ob1ReviewQueue", summary="OB1: pending agent-written memories",
             responses={200: ok(Ob1MemoryList, "Pending review, newest first"), **ERRORS})
-def review_queue_route(ports: PortsDep, workspace_id: Annotated[str | None, Query()] = None,
-                       project_id: Annotated[str | None, Query()] = None) -> Response[Any]:
-    query = MemoryListQuery(_workspace(workspace_id), project_id=project_id, labels={"review_status": "pending"},
-                            limit=100)
-    memories = [response_memory(d) for d in list_ob1(query, current_principal(), ports.memories)]
-    return json_response(200, {"memories": memories, "count": len(memories)})
+def review_queue_route(ports: PortsDep, workspace_id: WorkspaceQuery = None, project_id: Filter = None,
+                       ) -> Response[Any]:
+    filters = Ob1ListFilter(workspace_id=_workspace(workspace_id), project_id=project_id)
+    return json_response(200, list_ob1(filters, current_principal(), ports.memories, pending_only=True))
+
+
+@router.post("/ob1/memories/review", operation_id="ob1ReviewQueueByBody",
+             summary="OB1: the review queue with its filters in a JSON body (the Hermes plugin's call)",
+             responses={200: ok(Ob1MemoryList, "Pending review, newest first"), **ERRORS})
+def review_queue_by_body_route(filters: Annotated[Ob1ListFilter, Body()], ports: PortsDep) -> Response[Any]:
+    return json_response(200, list_ob1(filters, current_principal(), ports.memories, pending_only=True))
 
 
 @router.get("/ob1/memories/<memory_id>", operation_id="ob1GetMemory",
             summary="OB1: one memory with source, provenance, artifacts and review history",
             responses={200: ok(Ob1MemoryAnswer, "The memory"), **ERRORS})
-def get_route(memory_id: Annotated[str, Path()], ports: PortsDep,
-              workspace_id: Annotated[str | None, Query()] = None) -> Response[Any]:
+def get_route(memory_id: Annotated[str, Path()], ports: PortsDep, workspace_id: WorkspaceQuery = None,
+              ) -> Response[Any]:
     found = reachable(ports.memories, current_principal(), workspace_id, memory_id)
     return json_response(200, {"memory": inspect_memory(found)})
 

@@ -67,6 +67,10 @@ def curls(base: str, kb_id: str) -> list[tuple[str, str]]:
         return (f"curl -s -X POST {base}{path} -H \"X-API-Key: $AGENTKB_KEY\" -H 'Content-Type: application/json' "
                 f"-d '{json.dumps(body)}'")
 
+    def ob1(path: str, body: dict[str, Any]) -> str:
+        return (f"curl -s -X POST {base}{path} -H \"x-brain-key: $AGENTKB_KEY\" -H 'Content-Type: application/json' "
+                f"-d '{json.dumps(body)}'")
+
     return [
         ("Knowledge search (hybrid)", post("/api/v2/knowledge/search", {
             "workspaceId": WORKSPACE, "knowledgeBaseIds": [kb_id], "query": "How do I reset my password?",
@@ -91,6 +95,9 @@ def curls(base: str, kb_id: str) -> list[tuple[str, str]]:
             "limits": {"max_items": 5, "max_tokens": 1000},
             "sensitivity": {"contains_code": False, "contains_customer_data": False,
                             "contains_private_meeting_data": False}})),
+        ("OB1 recall (OB1's clients: endpoint <base>/ob1, key in x-brain-key; docs/ob1.md)", ob1(
+            "/ob1/recall", {"schema_version": "openbrain.agent_memory.recall.v1", "workspace_id": WORKSPACE,
+                            "query": "how does billing-api deploy?", "runtime": {"name": "hermes"}})),
         ("Context snapshot", post("/v1/snapshots", {
             "runId": "3f2b8c1e-0d4a-4e6b-9a7c-5d1e2f3a4b5c", "attemptId": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
             "scope": {"workspaceId": WORKSPACE, "knowledgeBaseIds": [kb_id], "maxClassification": "internal"},

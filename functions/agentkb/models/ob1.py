@@ -148,6 +148,21 @@ class Ob1WritebackRequest(_Lenient):
     visibility: Ob1Visibility = Ob1Visibility()
 
 
+class Ob1ListFilter(_Lenient):
+    """The filters of `GET /ob1/memories` (query) and `POST /ob1/memories/list` (body, as the Hermes plugin sends)."""
+
+    model_config = ConfigDict(title="OB1 memory list filters", extra="ignore", strict=True)
+
+    workspace_id: Annotated[StrictStr, Field(min_length=1, max_length=128)]
+    project_id: Short | None = None
+    review_status: Short | None = None
+    lifecycle_status: Short | None = None
+    runtime_name: Short | None = None
+    memory_type: Short | None = None
+    task_id_prefix: Short | None = None
+    limit: StrictInt = 50  # clamped to 1..200, as OB1's server does
+
+
 class Ob1IgnoredMemory(_Lenient):
     memory_id: Short
     reason: Short | None = None

@@ -15,8 +15,10 @@ from agentkb.errors import Unprocessable
 from agentkb.services.memory_firewall import find_secrets
 
 BLOCKED = "Unsafe write-back blocked"
-_CREDENTIAL = re.compile(r"(?i)\b(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key)\b[\"']?\s*[:=]\s*"
+# No word boundary before the name: `mysecret: ...` and `xsk-...` are refused too.
+_CREDENTIAL = re.compile(r"(?i)(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key)\b[\"']?\s*[:=]\s*"
                          r"[\"']?\S{12,}")
+_SK_KEY = re.compile(r"sk-[A-Za-z0-9_-]{20,}")
 _ROLE_LINE = re.compile(r"(?i)^\s*(?:user|assistant|system|agent|human|ai|tool)\s*:")
 _REASONING_TAG = re.compile(r"(?i)<\s*(?:think|thinking|reasoning|scratchpad|chain[_ -]?of[_ -]?thought)\s*>")
 _REASONING_LINE = re.compile(r"(?i)^\s*(?:thought|reasoning|internal monologue)\s*:")
@@ -46,7 +48,7 @@ def unsafe_reasons(text: str) -> list[str]:
     secrets = find_secrets(text)
     if "private_key" in secrets:
         reasons.append("private_key")
-    if any(kind not in ("private_key", "credential_assignment") for kind in secrets):
+    if any(kind not in ("private_key", "credential_assignment") for kind in secrets) or _SK_KEY.search(text):
         reasons.append("api_key")
     if "credential_assignment" in secrets or _CREDENTIAL.search(text):
         reasons.append("credential_like_string")

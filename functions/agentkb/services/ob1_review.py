@@ -15,10 +15,19 @@ from typing import Any
 from agentkb.errors import BadRequest, DependencyError, NotFound, ServiceUnavailable
 from agentkb.models.domain import Principal
 from agentkb.models.memory_detail import MemoryChange, MemoryDetail, MemoryListQuery
-from agentkb.models.ob1 import Ob1ReviewRequest, Ob1UsageReport
+from agentkb.models.ob1 import Ob1ListFilter, Ob1ReviewRequest, Ob1UsageReport
 from agentkb.ports import Embedder, MemoryStore, RecallTraceStore
 from agentkb.services.ob1_firewall import enforce_writeback_firewall
-from agentkb.services.ob1_memory import ORIGIN, facets_of, inspect_memory, iso, state_of, stored_state, summarise
+from agentkb.services.ob1_memory import (
+    ORIGIN,
+    facets_of,
+    inspect_memory,
+    iso,
+    response_memory,
+    state_of,
+    stored_state,
+    summarise,
+)
 from agentkb.services.ob1_writeback import labels_of
 
 ALIASES = {"restrict": "restrict_scope", "stale": "mark_stale"}
@@ -175,7 +184,21 @@ def get_trace(request_id: str, principal: Principal, deps: ReviewDeps) -> dict[s
             "items": items}
 
 
-def list_ob1(query: MemoryListQuery, principal: Principal, store: MemoryStore) -> list[MemoryDetail]:
-    if not principal.can_reach(query.workspace_id):
+MAX_LIST, QUEUE_SIZE = 200, 100
+
+
+def list_ob1(filters: Ob1ListFilter, principal: Principal, store: MemoryStore,
+             pending_only: bool = False) -> dict[str, Any]:
+    """`{memories, count}`, newest first; `pending_only`: the review queue (pending agent-written memories)."""
+    if not principal.can_reach(filters.workspace_id):
         raise NotFound("Workspace not found")
-    return store.list_memories(query).items
+    labels = {k: v for k, v in (("review_status", filters.review_status), ("runtime_name", filters.runtime_name),
+                                ("lifecycle_status", filters.lifecycle_status)) if v is not None}
+    if pending_only:
+        labels = {"review_status": "pending"}
+    prefix = ("task_id", filters.task_id_prefix) if filters.task_id_prefix and not pending_only else None
+    query = MemoryListQuery(filters.workspace_id, project_id=filters.project_id,
+                            type=None if pending_only else filters.memory_type, labels=labels, label_prefix=prefix,
+                            limit=QUEUE_SIZE if pending_only else min(max(filters.limit, 1), MAX_LIST))
+    memories = [response_memory(d) for d in store.list_memories(query).items]
+    return {"memories": memories, "count": len(memories)}

@@ -1,7 +1,7 @@
 """Usage feedback: what agents reported using (or ignoring) moves a memory's rank in later recalls.
 
 Each usage event weighs +1 (used) or -0.5 (ignored) and halves every HALF_LIFE_DAYS; a memory's sum goes through
-tanh, so the boost stays inside (-FEEDBACK_CAP, +FEEDBACK_CAP) however many reports arrive (one event per recall
+tanh, so the boost never leaves [-FEEDBACK_CAP, +FEEDBACK_CAP] however many reports arrive (one event per recall
 and memory: repeating a report replaces it). The boost is a ranking input only, added to similarity after the
 store's eligibility predicate: it reorders eligible memories and can never bring back an ineligible one. Events
 older than WINDOW_DAYS (weight < 1/64) are not read.
