@@ -364,6 +364,9 @@ def ob1_cases() -> list[Case]:
                                         params={"memory_id": "999999"}, headers=brain), 404, ERROR),
         ("ob1_review_bad_action", rest("PATCH", f"/ob1/memories/{MID}/review", "/ob1/memories/{memory_id}/review",
                                        {"action": "delete"}, key=None, params=mp, headers=brain), 400, ERROR),
+        ("ob1_usage_unknown_trace", rest("POST", "/ob1/recall/nope/usage", "/ob1/recall/{request_id}/usage",
+                                         {"used_memory_ids": []}, key=None, params={"request_id": "nope"},
+                                         headers=brain), 404, ERROR),
         ("ob1_trace_unknown", rest("GET", "/ob1/recall-traces/nope", "/ob1/recall-traces/{request_id}", key=None,
                                    params={"request_id": "nope"}, headers=brain), 404, ERROR),
     ]
