@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from moto import mock_aws
+from memory_engines import matches, memory_table
 
 from agentkb.adapters.aws.dynamodb_memory_match import eligibility_filter, is_eligible
 from agentkb.adapters.aws.dynamodb_tables import n, s
@@ -28,9 +25,6 @@ from agentkb.adapters.embedded.sqlite_eligibility import FACET_COLUMNS, Facets, 
 from agentkb.models.eligibility import STRING_FACETS, compile_eligibility, evaluate
 from agentkb.models.memory import VISIBILITY_RANK
 from agentkb.models.recall import RecallScope
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "aws"))
-from fake_opensearch import matches  # noqa: E402
 
 NOW = 1_800_000_000.0
 WS = "ws"
@@ -54,14 +48,7 @@ scopes = st.builds(
 
 @pytest.fixture(scope="module")
 def dynamodb() -> Iterator[Any]:
-    with mock_aws():
-        client = boto3.client("dynamodb", region_name="eu-west-1", aws_access_key_id="testing",
-                              aws_secret_access_key="testing")
-        client.create_table(TableName="memory", BillingMode="PAY_PER_REQUEST",
-                            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
-                                       {"AttributeName": "sk", "KeyType": "RANGE"}],
-                            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
-                                                  {"AttributeName": "sk", "AttributeType": "S"}])
+    with memory_table() as client:
         yield client
 
 

@@ -7,15 +7,13 @@ eligibility, listing with filters and paging, in-place changes (seen by the next
 
 from __future__ import annotations
 
-import math
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
-from moto import mock_aws
+from memory_engines import FakeOpenSearch, memory_table
+from test_dynamodb_memory import NOW, WS, record, unit
 
 from agentkb.adapters.aws.aws_http import JsonClient
 from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
@@ -24,31 +22,11 @@ from agentkb.adapters.aws.opensearch_memory import OpenSearchMemoryIndex
 from agentkb.adapters.embedded.sqlite_db import Database
 from agentkb.adapters.embedded.sqlite_memory import SqliteMemoryStore
 from agentkb.errors import Conflict
-from agentkb.models.memory import VISIBILITY_RANK, IdempotencyRecord, MemoryRecord
+from agentkb.models.memory import VISIBILITY_RANK, IdempotencyRecord
 from agentkb.models.memory_detail import MemoryChange, MemoryListQuery
 from agentkb.models.recall import RecallScope
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "aws"))
-from fake_opensearch import FakeOpenSearch  # noqa: E402
-
-WS = "ws1"
-NOW = 1_750_000_000.0
 ENGINES = ("embedded", "dynamodb", "dynamodb+opensearch")
-
-
-def unit(*values: float) -> list[float]:
-    norm = math.sqrt(sum(v * v for v in values))
-    return [v / norm for v in values]
-
-
-def record(name: str, body: str = "deploy notes", **fields: Any) -> MemoryRecord:
-    base: dict[str, Any] = {
-        "workspace_id": WS, "project_id": None, "visibility": "workspace", "owner_id": "alice", "channel_id": None,
-        "type": "note", "name": name, "description": f"about {name}", "body": body, "confirmed": True,
-        "stale": False, "valid_until": None, "sensitivity": 0, "source": None, "request_hash": f"h-{name}",
-        "created_at": "2025-06-01T00:00:00Z", "updated_at": NOW - 100, "embedding": unit(1, 0, 0, 0),
-        "entity_ids": ()}
-    return MemoryRecord(**{**base, **fields})
 
 
 def scope(**fields: Any) -> RecallScope:
@@ -69,14 +47,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     if request.param == "embedded":
         yield SqliteMemoryStore(Database(tmp_path / "memory.sqlite3"))
         return
-    with mock_aws():
-        client = boto3.client("dynamodb", region_name="eu-west-1", aws_access_key_id="testing",
-                              aws_secret_access_key="testing")
-        client.create_table(TableName="memory", BillingMode="PAY_PER_REQUEST",
-                            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
-                                       {"AttributeName": "sk", "KeyType": "RANGE"}],
-                            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
-                                                  {"AttributeName": "sk", "AttributeType": "S"}])
+    with memory_table() as client:
         truth = DynamoDbMemoryStore(lambda: client, "memory")
         if request.param == "dynamodb":
             yield truth
