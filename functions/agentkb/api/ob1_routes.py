@@ -4,8 +4,6 @@ A client configured with the endpoint `<base>/ob1` works unchanged: the key may 
 (the gate), requests are accepted as OB1's server accepts them, answers have OB1's shapes. Services: ob1_*.py.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Depends, Response
