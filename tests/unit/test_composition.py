@@ -50,7 +50,7 @@ def test_the_embedded_engine_builds_its_own_adapters(data_dir: Path) -> None:
                      "embedding_cache": "SqliteEmbeddingCache", "snapshots": "SqliteSnapshotStore",
                      "memories": "SqliteMemoryStore", "graph": "SqliteGraphStore",
                      "idempotency": "PowertoolsIdempotency", "objects": "LocalObjectReader", "deadline": "NoDeadline",
-                     "indexing_queue": "SqliteIndexingQueue"}
+                     "indexing_queue": "SqliteIndexingQueue", "traces": "SqliteRecallTraceStore"}
 
 
 def test_a_port_is_built_once_and_the_bundle_is_frozen(data_dir: Path) -> None:
