@@ -23,7 +23,7 @@ from agentkb.models.ob1 import Ob1RecallRequest
 from agentkb.models.recall import RecallScope
 from agentkb.models.recall_trace import RecallTrace, TraceItem
 from agentkb.ports import Embedder, GraphStore, MemoryStore, RecallTraceStore, Tokenizer
-from agentkb.services.memory_graph import resolve_entities
+from agentkb.services.memory_graph import seed_entities
 from agentkb.services.ob1_memory import policy_score, response_memory, state_of, use_policy
 from agentkb.services.ob1_writeback import response_family
 from agentkb.services.recall import ranking_boosts
@@ -99,7 +99,7 @@ def ob1_recall(request: Ob1RecallRequest, principal: Principal, deps: Ob1RecallD
     k = request.limits.max_items
     named = [(ENTITY_KINDS[cat], n.strip()) for cat, names in request.entities.items() if cat in ENTITY_KINDS
              for n in names if n.strip()]
-    entity_ids = list(dict.fromkeys(resolve_entities(deps.graph, scope.workspace_id, named).values()))
+    entity_ids = seed_entities(deps.graph, scope.workspace_id, named)
     lifted = {mid for mid, _ in deps.store.linked_memories(scope, entity_ids, 10 * k)} if entity_ids else set()
     feedback = feedback_reader(deps.traces)(scope.workspace_id, now)
     boosts = ranking_boosts(lifted, feedback)
