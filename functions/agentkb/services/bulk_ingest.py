@@ -144,16 +144,17 @@ class _Pipeline:
         self.needed: Counter[str] = Counter()  # pending documents per hash (vectors are freed after writing)
 
     def add(self, work: _Work) -> None:
-        hashes = [p.content_hash for p in work.pieces]
+        hashes = [vector_key(p) for p in work.pieces]
         unknown = [h for h in dict.fromkeys(hashes) if h not in self.vectors and h not in self.todo]
         if unknown and self.deps.cache is not None:
             self.vectors.update(self.deps.cache.get_many(self.kb.profile.key, unknown))
         for piece in work.pieces:
-            if piece.content_hash in self.vectors:
+            key = vector_key(piece)
+            if key in self.vectors:
                 self.progress.advance(1)
             else:
-                self.todo.setdefault(piece.content_hash, piece.content)
-                self.waiting[piece.content_hash] += 1
+                self.todo.setdefault(key, piece.embedding_text)
+                self.waiting[key] += 1
         self.needed.update(set(hashes))
         self.pending.append(work)
         while len(self.todo) >= EMBED_BATCH:
@@ -180,11 +181,11 @@ class _Pipeline:
     def _write_ready(self) -> None:
         still: list[_Work] = []
         for work in self.pending:
-            if any(p.content_hash not in self.vectors for p in work.pieces):
+            if any(vector_key(p) not in self.vectors for p in work.pieces):
                 still.append(work)
                 continue
             self._write(work)
-            hashes = {p.content_hash for p in work.pieces}
+            hashes = {vector_key(p) for p in work.pieces}
             self.needed.subtract(hashes)
             for h in hashes:
                 if self.needed[h] <= 0:
@@ -235,3 +236,8 @@ def prune(deps: IngestDeps, kb: KnowledgeBase, roots: Sequence[str], present: se
         summary.removed += 1
         summary.documents.append({"id": document.id, "name": document.name, "path": document.source_path or "",
                                   "outcome": "removed"})
+
+
+def vector_key(piece: TextChunk) -> str:
+    """Vectors are keyed by what was embedded (context + content), as in `ingest.prepare`."""
+    return content_hash(piece.embedding_text)
