@@ -84,7 +84,7 @@ def aimed(case: Any, target: str, world: dict[str, Any], missing: bool) -> tuple
     path = case.path
     for name in case.path_parameters or {}:
         value = ids.get(name) or ids["memoryId" if "memor" in path else "knowledgeBaseId"]
-        path = path.replace("{" + name + "}", value)
+        path = path.replace("{" + name + "}", str(value))  # memory ids are integers
     query = {k: (target if k in WORKSPACE_FIELDS else str(v)) for k, v in (case.query or {}).items()}
     for parameter in case.operation.definition.raw.get("parameters", []):
         if parameter.get("in") == "query" and parameter.get("name") in WORKSPACE_FIELDS:
@@ -156,7 +156,11 @@ def test_every_authenticated_route_is_under_test() -> None:
     assert set(OPERATIONS) == table and len(OPERATIONS) >= 11
 
 
-@pytest.mark.parametrize("op", OPERATIONS, ids=lambda op: f"{op[0]} {op[1]}")
+# OB1's health route needs a key (as OB1's server does) but names no workspace and returns no data: nothing to aim.
+WORKSPACELESS = {("GET", "/ob1/health")}
+
+
+@pytest.mark.parametrize("op", [op for op in OPERATIONS if op not in WORKSPACELESS], ids=lambda op: f"{op[0]} {op[1]}")
 def test_each_route_aimed_at_a_foreign_workspace_is_absence(world: dict[str, Any], op: tuple[str, str]) -> None:
     # Every route at least once, deterministically: a full-scope key of ws-a aimed at ws-b's resources
     method, path = op

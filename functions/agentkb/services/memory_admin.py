@@ -54,19 +54,27 @@ def list_memories(query: MemoryListQuery, principal: Principal, store: MemorySto
     if not principal.can_reach(query.workspace_id):
         raise NotFound("Workspace not found")
     page = store.list_memories(query)
-    return {"data": [memory_json(d) for d in page.items], "nextCursor": encode_cursor(page.next_before_id)}
+    # Personal memories stay their owner's: filtered here, so a page may hold fewer than `limit` items.
+    return {"data": [memory_json(d) for d in page.items if visible(d, principal)],
+            "nextCursor": encode_cursor(page.next_before_id)}
 
 
 def get_memory(workspace_id: str, raw_id: str, principal: Principal, store: MemoryStore) -> dict[str, Any]:
     found = store.get(workspace_id, memory_id(raw_id)) if principal.can_reach(workspace_id) else None
-    if found is None:
+    if found is None or not visible(found, principal):
         raise NotFound("Memory not found")
     return {"data": memory_json(found)}
 
 
 def forget_memory(workspace_id: str, raw_id: str, principal: Principal, store: MemoryStore) -> list[int]:
     """Delete the memory everywhere; the revision ids forgotten (404 when none)."""
-    deleted = store.delete(workspace_id, memory_id(raw_id)) if principal.can_reach(workspace_id) else []
+    found = store.get(workspace_id, memory_id(raw_id)) if principal.can_reach(workspace_id) else None
+    deleted = store.delete(workspace_id, found.memory_id) if found is not None and visible(found, principal) else []
     if not deleted:
         raise NotFound("Memory not found")
     return deleted
+
+
+def visible(memory: MemoryDetail, principal: Principal) -> bool:
+    """A personal memory is its owner's alone (absent for everyone else, like another workspace's data)."""
+    return memory.visibility != "personal" or memory.owner_id == principal.id
