@@ -9,6 +9,7 @@ DELETE /v1/memories/{...}), each step checked for what it must show or must no l
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import json
 import uuid
@@ -65,8 +66,9 @@ def seed(server: dict[str, Any]) -> dict[str, Any]:
                          "topics": ["deploy"]}}), "memory")
         memories.append(memory["memory_id"])
     _created(api("POST", "/v1/graph", {"workspaceId": WS, "relations": [], "proofs": [], "entities": [
-        {"id": f"svc:{name}", "kind": "service", "label": name, "identity": {"key": f"services/{name}",
-                                                                          "scope": "workspace", "aliases": []},
+        {"id": f"svc:{name}", "kind": "service", "label": name, "identity": {
+            "key": f"services/{name}", "scope": "workspace", "aliases": [],
+            "fingerprint": hashlib.sha256(f"service\n\nservices/{name}".encode()).hexdigest()},
          "attributes": {}, "proofIds": []} for name in ("billing-api", "ledger")]}), "graph")
     snapshots = []
     for _ in range(3):
