@@ -17,7 +17,7 @@ from agentkb.models.memory import SENSITIVITY_BITS
 from agentkb.models.memory_detail import MemoryDetail, MemoryListQuery
 from agentkb.ports import MemoryStore
 from agentkb.services.ob1_memory import iso
-from agentkb.services.ob1_review import memory_id
+from agentkb.services.ob1_review import memory_id, visible
 
 STATUSES = ("live", "superseded", "stale", "unconfirmed")
 
@@ -73,8 +73,3 @@ def forget_memory(workspace_id: str, raw_id: str, principal: Principal, store: M
     if not deleted:
         raise NotFound("Memory not found")
     return deleted
-
-
-def visible(memory: MemoryDetail, principal: Principal) -> bool:
-    """A personal memory is its owner's alone (absent for everyone else, like another workspace's data)."""
-    return memory.visibility != "personal" or memory.owner_id == principal.id
