@@ -11,6 +11,7 @@ import pytest
 from agentkb.cli import main
 from agentkb.services.bulk_ingest import EMBED_BATCH, IngestSummary, SourceDocument, ingest_documents
 from agentkb.services.extract import ExtractedText
+from tests.helpers import body_of, invoke, rest_event
 
 
 @pytest.fixture()
@@ -66,3 +67,17 @@ def test_progress_counts_chunks_as_they_are_embedded(container: Any) -> None:
     assert summary.created == 12 and progress.total == summary.chunks > EMBED_BATCH
     assert sum(progress.steps) == progress.total  # every chunk counted once, when its vector exists
     assert max(progress.steps) <= EMBED_BATCH and len(progress.steps) >= progress.total // EMBED_BATCH
+
+
+def test_keys_list_and_revoke(run: Any, container: Any) -> None:
+    code, created = run("keys", "create", "--workspace", "ws1", "--scope", "api:read", "--json")
+    key = created["key"]
+    listed = run("keys", "list", "--json")[1]
+    assert [k["keyId"] for k in listed] == [created["keyId"]] and not listed[0]["revoked"]
+    assert "key_hash" not in json.dumps(listed) and key not in json.dumps(listed)
+    event = rest_event("GET", "/api/v2/knowledge/bases", key=key, query={"workspaceId": "ws1"})
+    assert invoke("ingest", event)["statusCode"] == 200
+    assert run("keys", "revoke", created["keyId"], "--json") == (0, {"revoked": created["keyId"]})
+    response = invoke("ingest", rest_event("GET", "/api/v2/knowledge/bases", key=key, query={"workspaceId": "ws1"}))
+    assert response["statusCode"] == 401 and body_of(response)["error"]["code"] == "UNAUTHORIZED"
+    assert run("keys", "revoke", "nope")[0] == 2
