@@ -46,3 +46,23 @@ def test_the_document_is_built_without_the_function_apps() -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "functions"), str(ROOT)])}
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
     assert json.loads(done.stdout.splitlines()[-1]) == {"paths": len({r.path for r in ROUTES}), "apps": False}
+
+
+def _documented_routes() -> set[str]:
+    """operationIds of every `METHOD /path` named in ../shared/API.md, the public interface."""
+    import re
+
+    from agentkb.api.routes_table import match_route
+    from tests.upstream import contracts_dir
+
+    text = (contracts_dir().parent / "API.md").read_text(encoding="utf-8")
+    found: set[str] = set()
+    for method, path in re.findall(r"`(GET|POST|PUT|PATCH|DELETE) (/[^`?\s]*)", text):
+        route = match_route(method, re.sub(r"\{\w+\}", "x", path))
+        assert route is not None, f"API.md names {method} {path}, which no function serves"
+        found.add(route[0].operation_id)
+    return found
+
+
+def test_the_public_interface_document_names_every_route_we_serve() -> None:
+    assert {r.operation_id for r in ROUTES} - _documented_routes() == set()
