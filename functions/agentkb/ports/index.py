@@ -1,0 +1,64 @@
+"""The index port (chunk storage and the retrieval legs) and the background indexing queue.
+
+An index may lag writes (OpenSearch Serverless shows writes after ~10-60 s), so read-after-write guarantees live
+in the stores, not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:  # annotations only: keeps the handlers' cold import light
+    from agentkb.models.domain import Chunk, Document, DocumentHit, IndexHit, IndexQuery, KnowledgeBase, LegHit
+
+
+class Index(Protocol):
+    """Chunk storage and retrieval legs. A document write is atomic: all chunks visible or none."""
+
+    def write_document(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk]) -> None:
+        """Index a document's chunks (replacing any earlier version of the same document id)."""
+        ...
+
+    def delete_document(self, kb: KnowledgeBase, document_id: str) -> None: ...
+
+    def delete_knowledge_base(self, kb: KnowledgeBase) -> None:
+        """Every chunk, vector and index entry of the KB."""
+        ...
+
+    def lexical_search(self, query: IndexQuery) -> list[LegHit]:
+        """BM25 leg over chunks (their context included): best hits per knowledge base, each KB capped at
+        `limit_per_kb`, best first."""
+        ...
+
+    def document_search(self, query: IndexQuery) -> list[DocumentHit]:
+        """BM25 leg over whole documents (title, headings and text): best documents per KB, best first."""
+        ...
+
+    def vector_search(self, query: IndexQuery) -> list[LegHit]:
+        """Filtered exact/approximate kNN leg by cosine; `score` is the cosine similarity."""
+        ...
+
+    def filter_search(self, query: IndexQuery) -> list[LegHit]:
+        """Tag-only leg: matching chunks in a deterministic order (document name, chunk index)."""
+        ...
+
+    def hydrate(self, workspace_id: str, chunk_ids: Sequence[str]) -> dict[str, IndexHit]:
+        """Content, document fields and metadata of the chunks a search returns (missing ids are left out)."""
+        ...
+
+    def similarities(self, chunk_ids: Sequence[str], vector: Sequence[float]) -> dict[str, float]:
+        """Cosine similarity of stored chunks to a vector (fills `similarity` for lexical-only hits)."""
+        ...
+
+
+class IndexingQueue(Protocol):
+    """Documents accepted now and indexed in the background (202): the record shows `indexing` until then."""
+
+    def enqueue(self, document: Document) -> None:
+        """Store the record (status `indexing`, text included; earlier chunks stay searchable) and queue it."""
+        ...
+
+    def done(self, document: Document, error: str | None = None) -> None:
+        """Indexing ended: dequeue it; with an error the record's status becomes `failed` with the reason."""
+        ...
