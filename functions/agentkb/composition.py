@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack
 from agentkb.config import Settings, get_settings
 
 if TYPE_CHECKING:
+    from agentkb.models.engine import EngineTraits
     from agentkb.ports import (
         Catalog,
         Embedder,
@@ -54,6 +55,9 @@ class PortBuilder(Protocol):
     Each method gets the bundle, so a port built from others (the AWS index needs the catalog and the
     embedder's profile) takes them from the bundle and sees any replacement made with `Ports.replace`.
     """
+
+    @property
+    def engine(self) -> EngineTraits: ...
 
     def catalog(self, ports: Ports) -> Catalog: ...
     def index(self, ports: Ports) -> Index: ...
@@ -119,6 +123,11 @@ class Ports:
         built = {name: value for name, value in vars(self).items() if name not in ("settings", "builder")}
         vars(copy).update({**built, **ports})  # cached_property's own storage: the swapped ports are "built"
         return copy
+
+    @property
+    def engine(self) -> EngineTraits:
+        """The engine's name and labels (recall's `backend_invoked`, /health), from its builder."""
+        return self.builder.engine
 
     @cached_property
     def catalog(self) -> Catalog:

@@ -21,6 +21,16 @@ def test_the_settings_choose_one_builder(data_dir: Path) -> None:
     assert isinstance(build_ports(settings.model_copy(update={"backend": "aws"})).builder, AwsBuilder)
 
 
+def test_the_builder_names_its_engine(data_dir: Path) -> None:
+    # The labels callers show (/health's backend, recall's backend_invoked) come from the builder, not the settings
+    settings = get_settings()
+    embedded, aws = build_ports(settings), build_ports(settings.model_copy(update={"backend": "aws"}))
+    assert (embedded.engine.name, embedded.engine.embeddings, embedded.engine.indexes_in_process) == (
+        "embedded", "local", True)
+    assert (aws.engine.name, aws.engine.embeddings, aws.engine.indexes_in_process) == ("aws", "bedrock", False)
+    assert embedded.replace(settings=settings.model_copy(update={"backend": "aws"})).engine.name == "embedded"
+
+
 def test_every_port_of_the_bundle_is_built_by_both_builders() -> None:
     ports = set(PortOverrides.__annotations__)
     declared = {name for name, _ in inspect.getmembers(PortBuilder, inspect.isfunction) if not name.startswith("_")}

@@ -18,9 +18,8 @@ router = Router()
 
 def recall_deps(ports: Annotated[Ports, Depends(get_ports)]) -> RecallDeps:
     """The recall service's ports (also the memory source of snapshots)."""
-    backend = "local" if ports.settings.backend == "embedded" else "bedrock"
     return RecallDeps(ports.memories, ports.graph, ports.embedder, ports.tokenizer,
-                      embed_timeout_s=ports.settings.embed_timeout_ms / 1000, backend=backend,
+                      embed_timeout_s=ports.settings.embed_timeout_ms / 1000, backend=ports.engine.embeddings,
                       feedback=feedback_reader(ports.traces))
 
 

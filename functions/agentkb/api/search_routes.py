@@ -32,4 +32,4 @@ def search_knowledge_route(request: Annotated[KnowledgeSearchRequest, Body()],
 
 @router.get("/health", operation_id="health", summary="Liveness")
 def health(ports: Annotated[Ports, Depends(get_ports)]) -> dict[str, Any]:
-    return {"status": "ok", "backend": ports.settings.backend}
+    return {"status": "ok", "backend": ports.engine.name}

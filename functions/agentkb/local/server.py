@@ -135,15 +135,14 @@ def make_server(host: str, port: int) -> ThreadingHTTPServer:
 
 def serve(host: str = "127.0.0.1", port: int = 8787, warm: bool = True) -> None:
     """Serve until interrupted; warms the handlers and the model first so the first request is fast."""
+    from agentkb.composition import get_ports
+
     server = make_server(host, port)
     if warm:
         for function in ("search", "ingest", "recall", "snapshot"):
             _handler(function)
-        from agentkb.composition import get_ports
-
         get_ports().embedder.embed_query("warm up")
-    if get_settings().backend == "embedded":  # documents accepted with 202 (and any a killed server left queued)
-        from agentkb.composition import get_ports
+    if get_ports().engine.indexes_in_process:  # documents accepted with 202 (and any a killed server left queued)
         from agentkb.local.indexing_worker import start
 
         start(get_ports())

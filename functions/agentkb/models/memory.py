@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -10,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
 
 from agentkb.models.base import Model
+from agentkb.models.memory_detail import MemoryFields
 
 MemoryType = Literal["user", "feedback", "project", "reference", "decision", "incident", "skill", "document", "note"]
 Visibility = Literal["personal", "channel", "project", "workspace", "organization"]
@@ -168,32 +168,12 @@ class MemoryGetResponse(Model):
 
 # ---- store records ----------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class MemoryRecord:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryRecord(MemoryFields):
     """One memory revision to store (memory_id is assigned by the store)."""
 
-    workspace_id: str
-    project_id: str | None
-    visibility: str
-    owner_id: str | None
-    channel_id: str | None
-    type: str
-    name: str
-    description: str
-    body: str
-    confirmed: bool
-    stale: bool
-    valid_until: float | None
-    sensitivity: int
-    source: str | None
     request_hash: str
-    created_at: str
-    updated_at: float
     embedding: list[float]
-    entity_ids: tuple[str, ...] = ()
-    relation_count: int = 0
-    labels: Mapping[str, str] = field(default_factory=dict)  # flat strings a listing can filter on (OB1 statuses)
-    extra: Mapping[str, Any] = field(default_factory=dict)  # any JSON kept with the memory (OB1 provenance, history)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,11 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryDetail:
-    """One stored memory revision, every field."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryFields:
+    """The fields of a memory revision both as written (models.memory.MemoryRecord) and as read (MemoryDetail)."""
 
-    memory_id: int
     workspace_id: str
     project_id: str | None
     visibility: str
@@ -23,18 +22,25 @@ class MemoryDetail:
     body: str
     confirmed: bool
     stale: bool
-    superseded: bool
-    revision: int
-    supersedes: int | None
     valid_until: float | None
     sensitivity: int
     source: str | None
     created_at: str
     updated_at: float
-    entity_ids: tuple[str, ...]
-    relation_count: int
-    labels: Mapping[str, str] = field(default_factory=dict)
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    entity_ids: tuple[str, ...] = ()
+    relation_count: int = 0
+    labels: Mapping[str, str] = field(default_factory=dict)  # flat strings a listing can filter on (OB1 statuses)
+    extra: Mapping[str, Any] = field(default_factory=dict)  # any JSON kept with the memory (OB1 provenance, history)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryDetail(MemoryFields):
+    """One stored memory revision, every field: what was written plus what the store assigned."""
+
+    memory_id: int
+    revision: int
+    superseded: bool
+    supersedes: int | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,21 +11,18 @@ from __future__ import annotations
 import uuid
 
 from agentkb.config import ConfigurationError
-from agentkb.errors import Conflict, DomainError
+from agentkb.errors import DomainError
 from agentkb.models.domain import Document, Principal
 from agentkb.models.ingest import AddDocumentRequest
-from agentkb.services.chunking import content_hash
 from agentkb.services.ingest import (
     DocumentInput,
     IngestDeps,
     add_document,
-    get_knowledge_base,
+    admit_document,
     now_iso,
     prepare,
-    unchanged,
     write_prepared,
 )
-from agentkb.services.tag_filters import validate_document_tags
 
 
 def submit_document(kb_id: str, request: AddDocumentRequest, principal: Principal,
@@ -34,17 +31,14 @@ def submit_document(kb_id: str, request: AddDocumentRequest, principal: Principa
     queue = deps.queue
     if queue is None or len(request.content) <= deps.sync_max_chars:
         return add_document(kb_id, request, principal, deps), False
-    kb = get_knowledge_base(deps.catalog, principal, request.workspaceId, kb_id)
-    if kb.profile.model != deps.embedder.model_id:
-        raise Conflict("This deployment cannot embed for the knowledge base's embedding profile")
-    doc = DocumentInput(request.name, request.content, validate_document_tags(kb, request.tags), request.sourceUrl)
-    digest = content_hash(doc.content)
-    previous = deps.catalog.find_document_by_name(kb.id, doc.name)
-    if unchanged(previous, doc, digest):
-        return previous, False  # type: ignore[return-value]
+    admitted = admit_document(kb_id, request, principal, deps)
+    stored = admitted.same_as_stored()
+    if stored is not None:
+        return stored, False
+    kb, doc, previous = admitted.kb, admitted.doc, admitted.previous
     pending = Document(
         id=previous.id if previous else str(uuid.uuid4()), knowledge_base_id=kb.id, workspace_id=kb.workspace_id,
-        name=doc.name, source_url=doc.source_url, content_hash=digest, tags=doc.tags,
+        name=doc.name, source_url=doc.source_url, content_hash=admitted.digest, tags=doc.tags,
         chunk_count=previous.chunk_count if previous else 0, token_count=previous.token_count if previous else 0,
         created_at=previous.created_at if previous else now_iso(), revision=previous.revision if previous else 0,
         source_path=None, status="indexing", content=doc.content)

@@ -115,19 +115,39 @@ def unchanged(previous: Document | None, doc: DocumentInput, digest: str) -> boo
         digest, doc.tags, doc.source_url, doc.source_path)
 
 
-def add_document(kb_id: str, request: AddDocumentRequest, principal: Principal, deps: IngestDeps) -> Document:
-    """Chunk, embed and index one document atomically; a document with the same name is replaced."""
+@dataclass(frozen=True)
+class AdmittedDocument:
+    """A document request checked against its knowledge base (reach, embedding profile, tags)."""
+
+    kb: KnowledgeBase
+    doc: DocumentInput
+    digest: str
+    previous: Document | None  # the stored document of the same name
+
+    def same_as_stored(self) -> Document | None:
+        """The stored document when the request changes nothing (then there is nothing to index)."""
+        return self.previous if unchanged(self.previous, self.doc, self.digest) else None
+
+
+def admit_document(kb_id: str, request: AddDocumentRequest, principal: Principal,
+                   deps: IngestDeps) -> AdmittedDocument:
+    """The checks every document write makes first, indexed now (201) or in the background (202)."""
     kb = get_knowledge_base(deps.catalog, principal, request.workspaceId, kb_id)
     if kb.profile.model != deps.embedder.model_id:
         raise Conflict("This deployment cannot embed for the knowledge base's embedding profile")
     doc = DocumentInput(request.name, request.content, validate_document_tags(kb, request.tags), request.sourceUrl)
-    digest = content_hash(doc.content)
-    previous = deps.catalog.find_document_by_name(kb.id, doc.name)
-    if unchanged(previous, doc, digest):
-        return previous  # type: ignore[return-value]
+    return AdmittedDocument(kb, doc, content_hash(doc.content), deps.catalog.find_document_by_name(kb.id, doc.name))
+
+
+def add_document(kb_id: str, request: AddDocumentRequest, principal: Principal, deps: IngestDeps) -> Document:
+    """Chunk, embed and index one document atomically; a document with the same name is replaced."""
+    admitted = admit_document(kb_id, request, principal, deps)
+    stored = admitted.same_as_stored()
+    if stored is not None:
+        return stored
     # Embedding runs before, and outside, the write: only the final index write serializes with other writers.
-    pieces, vectors = prepare(deps, kb, doc.content)
-    return write_prepared(deps, kb, doc, pieces, vectors)
+    pieces, vectors = prepare(deps, admitted.kb, admitted.doc.content)
+    return write_prepared(deps, admitted.kb, admitted.doc, pieces, vectors)
 
 
 def write_prepared(deps: IngestDeps, kb: KnowledgeBase, doc: DocumentInput, pieces: list[TextChunk],

@@ -11,6 +11,7 @@ from functools import cached_property, partial
 from typing import TYPE_CHECKING
 
 from agentkb.config import ConfigurationError, Settings
+from agentkb.models.engine import AWS, EngineTraits
 
 if TYPE_CHECKING:
     from agentkb.adapters.aws.aws_http import JsonClient
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 
 class AwsBuilder:
     """Builds each AWS adapter from the deployment's settings (table names, endpoint, models, region)."""
+
+    engine: EngineTraits = AWS
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings

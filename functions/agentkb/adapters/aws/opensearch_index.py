@@ -8,17 +8,30 @@ only then is the document record written to the catalog, which is the commit poi
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from agentkb.adapters.aws.aws_errors import is_index_missing
 from agentkb.adapters.aws.aws_http import JsonClient
 from agentkb.adapters.aws.opensearch_documents import document_record, documents_index, documents_index_body
-from agentkb.adapters.aws.opensearch_dsl import clean_metadata, cosine, index_body, index_name, scope
+from agentkb.adapters.aws.opensearch_dsl import cosine, index_body, index_name
 from agentkb.adapters.aws.opensearch_ops import LOOKUP_PAGE, bulk, ensure_index, lookup_ids
+from agentkb.adapters.aws.opensearch_queries import (
+    chunk_source,
+    document_query,
+    filter_query,
+    hydrate_query,
+    index_hit,
+    leg_hit,
+    lexical_query,
+    query_text,
+    ranked,
+    tag_slots,
+    vector_query,
+    vectors_query,
+)
 from agentkb.models.domain import (
     Chunk,
     Document,
@@ -30,11 +43,7 @@ from agentkb.models.domain import (
     LegHit,
 )
 
-LEG_FIELDS = ["chunk_id", "knowledge_base_id", "document_id"]  # what a leg needs: ids (and the score)
-HIT_FIELDS = ["chunk_id", "knowledge_base_id", "document_id", "document_name", "source_url", "content",
-              "chunk_index", "tags"]
 BULK_BATCH = 200
-_WORD = re.compile(r"\w", re.UNICODE)
 
 
 class KnowledgeBaseLookup(Protocol):
@@ -47,25 +56,6 @@ class DocumentRegistry(Protocol):
     def put_document(self, document: Document) -> None: ...
 
     def delete_document(self, kb_id: str, document_id: str) -> None: ...
-
-
-def _hit(raw: dict[str, Any]) -> IndexHit:
-    s = raw.get("_source") or {}
-    return IndexHit(s["chunk_id"], s["knowledge_base_id"], s["document_id"], s.get("document_name"),
-                    s.get("source_url"), s.get("content", ""), int(s.get("chunk_index", 0)),
-                    clean_metadata(s.get("tags")), 0.0)
-
-
-def _chunk_metadata(document: Document, chunk: Chunk) -> dict[str, Any]:
-    """The hit metadata stored with a chunk: the document's tags, plus a PDF chunk's pages (a tag so named wins)."""
-    if not chunk.pages or "pages" in document.tags:
-        return dict(document.tags)
-    return {**document.tags, "pages": list(chunk.pages)}
-
-
-def _leg_hit(raw: dict[str, Any], score: float) -> LegHit:
-    s = raw.get("_source") or {}
-    return LegHit(s["chunk_id"], s["knowledge_base_id"], s["document_id"], score)
 
 
 class OpenSearchIndex:
@@ -116,17 +106,11 @@ class OpenSearchIndex:
         self._kb_index[(kb.workspace_id, kb.id)] = name
         self._delete_chunks(name, kb, document.id)
         self._delete_chunks(documents_index(name), kb, document.id)
-        slots = {t.slot: document.tags[t.tag_name] for t in kb.tag_definitions if t.tag_name in document.tags}
+        slots = tag_slots(kb, document)
         for start in range(0, len(chunks), BULK_BATCH):
             lines: list[dict[str, Any]] = []
-            for c in chunks[start:start + BULK_BATCH]:
-                lines.append({"index": {"_index": name}})
-                lines.append({"chunk_id": c.id, "workspace_id": kb.workspace_id, "knowledge_base_id": kb.id,
-                              "document_id": document.id, "document_name": document.name,
-                              "source_url": document.source_url, "chunk_index": c.chunk_index,
-                              "content": c.content, "context": c.context, "token_count": c.token_count,
-                              "content_hash": c.content_hash, "revision": document.revision,
-                              "tags": _chunk_metadata(document, c), "embedding": c.embedding, **slots})
+            for chunk in chunks[start:start + BULK_BATCH]:
+                lines += [{"index": {"_index": name}}, chunk_source(kb, document, chunk, slots)]
             self._bulk(name, lines)
         self._write_document_record(name, kb, document, chunks, slots)
         self.registry.put_document(document)  # the commit point
@@ -166,7 +150,7 @@ class OpenSearchIndex:
         bulk(self.client, name, lines)
 
     # -- legs -----------------------------------------------------------------------------------------
-    def _per_kb(self, query: IndexQuery, build: Any, operation: str,
+    def _per_kb(self, query: IndexQuery, build: Callable[[str], dict[str, Any]], operation: str,
                 documents: bool = False) -> list[tuple[str, dict[str, Any]]]:
         """Run one search per KB (each capped at limit_per_kb); a KB without an index yet has no hits."""
         out: list[tuple[str, dict[str, Any]]] = []
@@ -183,55 +167,30 @@ class OpenSearchIndex:
         return out
 
     def lexical_search(self, query: IndexQuery) -> list[LegHit]:
-        text = (query.text or "").strip()
-        if not _WORD.search(text):
+        text = query_text(query)
+        if text is None:
             return []
-
-        def build(kb_id: str) -> dict[str, Any]:  # a chunk is found by its words and by its title and headings
-            return {"size": query.limit_per_kb, "_source": LEG_FIELDS, "query": {"bool": {
-                "must": [{"multi_match": {"query": text, "fields": ["content", "context"], "type": "most_fields"}}],
-                "filter": scope(query.workspace_id, kb_id, query.filters)}}}
-
-        hits = sorted(((n, _leg_hit(r, float(r["_score"]))) for n, r in self._per_kb(query, build, "lexical_search")),
-                      key=lambda item: (-item[1].score, item[1].chunk_id))
-        return self._remembered(hits)
+        found = self._per_kb(query, lambda kb_id: lexical_query(query, kb_id, text), "lexical_search")
+        return self._remembered(ranked([(n, leg_hit(r, float(r["_score"]))) for n, r in found]))
 
     def document_search(self, query: IndexQuery) -> list[DocumentHit]:
-        text = (query.text or "").strip()
-        if not _WORD.search(text):
+        text = query_text(query)
+        if text is None:
             return []
-
-        def build(kb_id: str) -> dict[str, Any]:
-            return {"size": query.limit_per_kb, "_source": ["document_id", "knowledge_base_id"], "query": {"bool": {
-                "must": [{"match": {"text": {"query": text}}}],
-                "filter": scope(query.workspace_id, kb_id, query.filters)}}}
-
         found = [DocumentHit(r["_source"]["document_id"], r["_source"]["knowledge_base_id"], float(r["_score"]))
-                 for _, r in self._per_kb(query, build, "document_search", documents=True)]
+                 for _, r in self._per_kb(query, lambda kb_id: document_query(query, kb_id, text),
+                                          "document_search", documents=True)]
         return sorted(found, key=lambda d: (-d.score, d.document_id))
 
     def vector_search(self, query: IndexQuery) -> list[LegHit]:
         vector = list(query.vector or [])
-
-        def build(kb_id: str) -> dict[str, Any]:
-            return {"size": query.limit_per_kb, "_source": LEG_FIELDS, "query": {"knn": {"embedding": {
-                "vector": vector, "k": query.limit_per_kb,
-                "filter": {"bool": {"filter": scope(query.workspace_id, kb_id, query.filters)}}}}}}
-
-        hits = []
-        for name, raw in self._per_kb(query, build, "vector_search"):
-            similarity = 2.0 * float(raw["_score"]) - 1.0  # AOSS cosinesimil score = (1 + cos) / 2
-            hits.append((name, _leg_hit(raw, similarity)))
-        hits.sort(key=lambda item: (-item[1].score, item[1].chunk_id))
-        return self._remembered(hits)
+        found = self._per_kb(query, lambda kb_id: vector_query(query, kb_id, vector), "vector_search")
+        # AOSS cosinesimil score = (1 + cos) / 2
+        return self._remembered(ranked([(n, leg_hit(r, 2.0 * float(r["_score"]) - 1.0)) for n, r in found]))
 
     def filter_search(self, query: IndexQuery) -> list[LegHit]:
-        def build(kb_id: str) -> dict[str, Any]:
-            return {"size": query.limit_per_kb, "_source": LEG_FIELDS,
-                    "sort": [{"document_name": "asc"}, {"chunk_index": "asc"}, {"chunk_id": "asc"}],
-                    "query": {"bool": {"filter": scope(query.workspace_id, kb_id, query.filters)}}}
-
-        return self._remembered([(n, _leg_hit(r, 1.0)) for n, r in self._per_kb(query, build, "filter_search")])
+        found = self._per_kb(query, lambda kb_id: filter_query(query, kb_id), "filter_search")
+        return self._remembered([(n, leg_hit(r, 1.0)) for n, r in found])
 
     def _remembered(self, hits: list[tuple[str, LegHit]]) -> list[LegHit]:
         for name in {n for n, _ in hits}:
@@ -251,22 +210,19 @@ class OpenSearchIndex:
         """One search per index for the chunks a search returns: content, document fields and tags."""
         out: dict[str, IndexHit] = {}
         for name, ids in self._by_index(chunk_ids).items():
-            body = {"size": len(ids), "_source": HIT_FIELDS, "query": {"bool": {"filter": [
-                {"term": {"workspace_id": workspace_id}}, {"terms": {"chunk_id": ids}}]}}}
-            status, found = self.client.call("POST", f"/{name}/_search", body, operation="hydrate", accept=(404,))
+            status, found = self.client.call("POST", f"/{name}/_search", hydrate_query(workspace_id, ids),
+                                             operation="hydrate", accept=(404,))
             if is_index_missing(status, found):
                 continue
-            out.update((hit.chunk_id, hit) for hit in map(_hit, found["hits"]["hits"]))
+            out.update((hit.chunk_id, hit) for hit in map(index_hit, found["hits"]["hits"]))
         return out
 
     def similarities(self, chunk_ids: Sequence[str], vector: Sequence[float]) -> dict[str, float]:
         """Fetch the stored vectors (the only call whose _source carries embeddings) and cosine them here."""
         out: dict[str, float] = {}
         for name, ids in self._by_index(chunk_ids).items():
-            body = {"size": len(ids), "_source": ["chunk_id", "embedding"],
-                    "query": {"bool": {"filter": [{"terms": {"chunk_id": ids}}]}}}
-            status, found = self.client.call("POST", f"/{name}/_search", body, operation="similarities",
-                                             accept=(404,))
+            status, found = self.client.call("POST", f"/{name}/_search", vectors_query(ids),
+                                             operation="similarities", accept=(404,))
             if is_index_missing(status, found):
                 continue
             for raw in found["hits"]["hits"]:

@@ -10,6 +10,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from agentkb.config import Settings
+from agentkb.models.engine import EMBEDDED, EngineTraits
 
 if TYPE_CHECKING:
     from agentkb.adapters.embedded.sqlite_db import Database
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 
 class EmbeddedBuilder:
     """Builds each embedded adapter over the one database of `settings.database_path`."""
+
+    engine: EngineTraits = EMBEDDED
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings

@@ -13,11 +13,11 @@ import numpy as np
 from agentkb.adapters.embedded.lexical_text import MAX_QUERY_TERMS, STOPWORDS
 from agentkb.adapters.embedded.sqlite_chunk_table import ChunkTable, ChunkTables
 from agentkb.adapters.embedded.sqlite_db import Database
+from agentkb.adapters.embedded.sqlite_filters import compile_sql_filters
 from agentkb.adapters.embedded.sqlite_lexical import LexicalIndexes
 from agentkb.errors import WriteConflict
 from agentkb.models.domain import (
     Chunk,
-    CompiledTagFilter,
     Document,
     DocumentHit,
     IndexHit,
@@ -36,35 +36,6 @@ def fts_query(text: str) -> str | None:
     if not terms:
         return None
     return " OR ".join(f'"{t}"' for t in terms[:MAX_QUERY_TERMS])
-
-
-def _like(value: str, where: str) -> str:
-    escaped = value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return {"contains": f"%{escaped}%", "starts_with": f"{escaped}%", "ends_with": f"%{escaped}"}[where]
-
-
-def compile_sql_filters(filters: Sequence[CompiledTagFilter]) -> tuple[str, list[Any]]:
-    """Engine-neutral filters -> an AND-ed SQL fragment over the chunk slot columns (parameterised)."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    for f in filters:
-        col = f"c.{f.slot}"  # slot names come from our own definitions, never from the request
-        value: Any = int(f.value) if f.field_type == "boolean" else f.value
-        op = f.operator
-        if op in ("contains", "starts_with", "ends_with"):
-            clauses.append(f"{col} LIKE ? ESCAPE '\\'")
-            params.append(_like(str(value), op))
-        elif op == "not_contains":
-            clauses.append(f"{col} IS NOT NULL AND {col} NOT LIKE ? ESCAPE '\\'")
-            params.append(_like(str(value), "contains"))
-        elif op == "between":
-            clauses.append(f"{col} BETWEEN ? AND ?")
-            params.extend([value, f.value_to])
-        else:
-            sql_op = {"eq": "=", "neq": "!=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}[op]
-            clauses.append(f"{col} {sql_op} ?")
-            params.append(value)
-    return "".join(f" AND ({c})" for c in clauses), params
 
 
 def _clean_metadata(tags: dict[str, Any]) -> dict[str, Any]:
