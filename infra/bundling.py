@@ -4,6 +4,9 @@
   .build/functions/      the code asset (search/ recall/ snapshot/ ingest/ agentkb/)
   .build/deps/python/    the dependency layer: runtime deps from pyproject.toml, manylinux wheels only,
                          minus what the Lambda runtime or the Powertools layer already provide.
+  .build/deps-<fn>/python/  a function's own layer: what only that function imports (ingest: pypdf), so the
+                         search, recall and snapshot bundles never carry it.
+  .build/manifest.json   function -> the distributions its layers carry.
 Both are precompiled to bytecode (unchecked-hash .pyc): /var/task and /opt are read-only in Lambda, so without
 shipped bytecode every cold start recompiles pydantic and agentkb from source (about 160 ms of the search
 function's cold import, built bundle with and without it), and CDK's asset zips reset mtimes, which would
@@ -14,12 +17,14 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import json
 import py_compile
 import re
 import shutil
 import subprocess
 import sys
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
 from infra import constants as c
@@ -80,13 +85,13 @@ def build_functions_asset(root: Path = REPO_ROOT) -> Path:
     return target
 
 
-def ensure_placeholder_deps(root: Path = REPO_ROOT) -> Path:
+def ensure_placeholder_deps(root: Path = REPO_ROOT, layer: str = c.DEPS_ASSET_DIR) -> Path:
     """An empty layer asset for `bundling=skip` synths (tests, offline synth): never deploy it."""
-    target = root / c.DEPS_ASSET_DIR / "python"
+    target = root / layer / "python"
     target.mkdir(parents=True, exist_ok=True)
     marker = target / "PLACEHOLDER.txt"
     if not any(p for p in target.iterdir() if p != marker):
-        marker.write_text("bundling=skip placeholder: run `make build` before `cdk deploy`.\n")
+        marker.write_text(f"bundling=skip placeholder for {Path(layer).name}: run `make build` before `cdk deploy`.\n")
     return target.parent
 
 
@@ -94,27 +99,75 @@ def build_deps_layer(root: Path = REPO_ROOT, requirements: list[str] | None = No
     """pip-install manylinux wheels for Python 3.11 into .build/deps/python (no Docker, no sdists)."""
     reqs = runtime_requirements(root / "pyproject.toml") if requirements is None else requirements
     layer = root / c.DEPS_ASSET_DIR
+    _install_layer(layer, reqs)
+    installed = layer_distributions(layer)
+    provided = sorted(installed & c.PROVIDED_DISTRIBUTIONS)
+    if provided:
+        print(f"warning: deps layer also carries runtime-provided packages (pulled transitively): {provided}")
+    return layer
+
+
+def extra_requirement(name: str, pyproject: Path | None = None) -> str:
+    """The requirement (version range included) pyproject's extras declare for distribution `name`."""
+    with (pyproject or REPO_ROOT / "pyproject.toml").open("rb") as handle:
+        extras = tomllib.load(handle).get("project", {}).get("optional-dependencies", {})
+    for requirement in (r for group in extras.values() for r in group):
+        if requirement_name(requirement) == normalize(name):
+            return str(requirement)
+    raise SystemExit(f"{name} is in a function's own layer but no extra of pyproject.toml declares it")
+
+
+def function_layer_dir(function: str, root: Path = REPO_ROOT) -> Path:
+    return root / c.FUNCTION_DEPS_ASSET_DIR.format(function=function)
+
+
+def build_function_layers(root: Path = REPO_ROOT, pip_options: Sequence[str] = ()) -> dict[str, Path]:
+    """Each function's own layer (.build/deps-<function>/python): what only that function imports."""
+    layers = {}
+    for spec in c.FUNCTIONS:
+        if spec.own_distributions:
+            reqs = [extra_requirement(name, root / "pyproject.toml") for name in spec.own_distributions]
+            layers[spec.name] = _install_layer(function_layer_dir(spec.name, root), reqs, pip_options)
+    return layers
+
+
+def _install_layer(layer: Path, requirements: Sequence[str], pip_options: Sequence[str] = ()) -> Path:
+    """A fresh layer directory with `requirements` installed under python/, bytecode precompiled."""
     shutil.rmtree(layer, ignore_errors=True)
     target = layer / "python"
     target.mkdir(parents=True)
-    if reqs:
+    if requirements:
         subprocess.run(
             [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
              "--platform", c.PIP_PLATFORM, "--implementation", "cp", "--python-version", c.PYTHON_VERSION,
-             "--only-binary=:all:", "--upgrade", "--target", str(target), *reqs],
+             "--only-binary=:all:", "--upgrade", "--target", str(target), *pip_options, *requirements],
             check=True,
         )
     for cache in target.rglob("__pycache__"):  # pip's timestamp bytecode: replaced by unchecked-hash below
         shutil.rmtree(cache, ignore_errors=True)
     precompile(target)
-    installed = {normalize(p.name.split("-")[0]) for p in target.glob("*.dist-info")}
-    leaked = sorted(installed & c.FORBIDDEN_DISTRIBUTIONS)
+    leaked = sorted(layer_distributions(layer) & c.FORBIDDEN_DISTRIBUTIONS)
     if leaked:
-        raise SystemExit(f"deps layer pulled in local-model packages it must not ship: {leaked}")
-    provided = sorted(installed & c.PROVIDED_DISTRIBUTIONS)
-    if provided:
-        print(f"warning: deps layer also carries runtime-provided packages (pulled transitively): {provided}")
+        raise SystemExit(f"{layer.name} layer pulled in local-model packages it must not ship: {leaked}")
     return layer
+
+
+def layer_distributions(layer: Path) -> set[str]:
+    """The distributions installed in a layer directory (by their .dist-info folders)."""
+    return {normalize(p.name.split("-")[0]) for p in (layer / "python").glob("*.dist-info")}
+
+
+def bundle_manifest(root: Path = REPO_ROOT) -> dict[str, list[str]]:
+    """function -> the distributions its layers carry (the shared deps layer plus its own, when it has one)."""
+    shared = layer_distributions(root / c.DEPS_ASSET_DIR)
+    return {spec.name: sorted(shared | (layer_distributions(function_layer_dir(spec.name, root))
+                                        if spec.own_distributions else set())) for spec in c.FUNCTIONS}
+
+
+def write_manifest(root: Path = REPO_ROOT) -> Path:
+    path = root / c.BUNDLE_MANIFEST
+    path.write_text(json.dumps(bundle_manifest(root), indent=2, sort_keys=True) + "\n")
+    return path
 
 
 def tree_size(path: Path) -> int:
@@ -125,10 +178,14 @@ def check_sizes(root: Path = REPO_ROOT) -> dict[str, int]:
     """Print the unzipped sizes and refuse a bundle over MAX_UNZIPPED_BYTES."""
     sizes = {name: tree_size(root / path) for name, path in
              (("functions", c.FUNCTIONS_ASSET_DIR), ("deps", c.DEPS_ASSET_DIR))}
-    total = sum(sizes.values())
+    own = {f"deps-{spec.name}": tree_size(function_layer_dir(spec.name, root)) for spec in c.FUNCTIONS
+           if spec.own_distributions and function_layer_dir(spec.name, root).is_dir()}
+    sizes.update(own)
+    total = sizes["functions"] + sizes["deps"] + max(own.values(), default=0)  # the largest one function gets
     for name, size in sizes.items():
-        print(f"{name:>10}: {size / 1_048_576:8.2f} MB")
-    print(f"{'total':>10}: {total / 1_048_576:8.2f} MB (limit {c.MAX_UNZIPPED_BYTES / 1_048_576:.0f} MB)")
+        print(f"{name:>12}: {size / 1_048_576:8.2f} MB")
+    limit = c.MAX_UNZIPPED_BYTES / 1_048_576
+    print(f"{'total':>12}: {total / 1_048_576:8.2f} MB for the largest function (limit {limit:.0f} MB)")
     if total >= c.MAX_UNZIPPED_BYTES:
         raise SystemExit(f"unzipped bundle is {total} bytes, over the {c.MAX_UNZIPPED_BYTES} byte budget")
     return sizes
@@ -141,9 +198,14 @@ def main(argv: list[str] | None = None) -> int:
     build_functions_asset()
     if args.skip_deps:
         ensure_placeholder_deps()
+        for spec in c.FUNCTIONS:
+            if spec.own_distributions:
+                ensure_placeholder_deps(layer=c.FUNCTION_DEPS_ASSET_DIR.format(function=spec.name))
     else:
         build_deps_layer()
+        build_function_layers()
     check_sizes()
+    print(f"manifest: {write_manifest().relative_to(REPO_ROOT)}")
     return 0
 
 

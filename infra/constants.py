@@ -14,6 +14,10 @@ PYTHON_VERSION = "3.11"
 BUILD_DIR = ".build"
 FUNCTIONS_ASSET_DIR = ".build/functions"
 DEPS_ASSET_DIR = ".build/deps"
+# A function's own layer: packages only that function imports (the ingest function's PDF parser), so the other
+# functions' bundles never carry them. Their version ranges come from pyproject's extras (one pin per package).
+FUNCTION_DEPS_ASSET_DIR = ".build/deps-{function}"
+BUNDLE_MANIFEST = ".build/manifest.json"  # which distributions each function's layers carry, written by `make build`
 FUNCTION_PACKAGES = ("search", "recall", "snapshot", "ingest", "agentkb")
 # Provided by the Lambda runtime or the Powertools layer: never bundled.
 PROVIDED_DISTRIBUTIONS = frozenset({"aws-lambda-powertools", "boto3", "botocore", "s3transfer", "jmespath"})
@@ -130,6 +134,7 @@ class FunctionSpec:
     aoss_write: bool = False
     rerank: bool = False
     bucket: str = ""  # "" | "r" | "rw"
+    own_distributions: tuple[str, ...] = ()  # in this function's own layer only (FUNCTION_DEPS_ASSET_DIR)
 
     @property
     def handler(self) -> str:
@@ -158,6 +163,7 @@ FUNCTIONS = (
         {"catalog": "rw", "memory": "rw", "graph": "rw", "keys": "r", "rate_limit": "rw", "idempotency": "rw"},
         aoss_write=True,
         bucket="r",
+        own_distributions=("pypdf",),  # PDF uploads (services/extract_pdf.py imports it when a PDF arrives)
     ),
 )
 

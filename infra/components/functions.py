@@ -20,17 +20,21 @@ from infra.nag import acknowledge, checkov_skip
 from infra.stacks.data_stack import DataStack
 
 
-def _assets(config: DeploymentConfig) -> tuple[Path, Path]:
+def _assets(config: DeploymentConfig) -> tuple[Path, Path, dict[str, Path]]:
+    """(code asset, shared deps layer, each function's own layer)."""
     root = bundling.REPO_ROOT
     functions, deps = root / c.FUNCTIONS_ASSET_DIR, root / c.DEPS_ASSET_DIR
+    own = {s.name: bundling.function_layer_dir(s.name, root) for s in c.FUNCTIONS if s.own_distributions}
     if config.skip_bundling:
         bundling.ensure_placeholder_deps(root)
+        for name in own:
+            bundling.ensure_placeholder_deps(root, c.FUNCTION_DEPS_ASSET_DIR.format(function=name))
         if not functions.is_dir():
             bundling.build_functions_asset(root)
-    missing = [str(p) for p in (functions, deps / "python") if not p.is_dir()]
+    missing = [str(p) for p in (functions, deps / "python", *(d / "python" for d in own.values())) if not p.is_dir()]
     if missing:
         raise FileNotFoundError(f"missing bundle {missing}: run `make build` (or set -c bundling=skip to synth only)")
-    return functions, deps
+    return functions, deps, own
 
 
 class ServiceFunctions(Construct):
@@ -38,7 +42,7 @@ class ServiceFunctions(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, config: DeploymentConfig, data: DataStack) -> None:
         super().__init__(scope, construct_id)
-        functions_dir, deps_dir = _assets(config)
+        functions_dir, deps_dir, own_dirs = _assets(config)
         code = lambda_.Code.from_asset(str(functions_dir))
         deps_layer = lambda_.LayerVersion(
             self,
@@ -52,6 +56,13 @@ class ServiceFunctions(Construct):
             self, "PowertoolsLayer",
             ssm.StringParameter.value_for_string_parameter(self, c.POWERTOOLS_LAYER_PARAMETER),
         )
+        own_layers = {name: lambda_.LayerVersion(
+            self, f"{name.title()}DepsLayer",
+            code=lambda_.Code.from_asset(str(path)),
+            compatible_runtimes=[lambda_.Runtime.PYTHON_3_11],
+            compatible_architectures=[lambda_.Architecture.X86_64],
+            description=f"{config.prefix} {name}-only dependencies (pip --platform {c.PIP_PLATFORM})",
+        ) for name, path in own_dirs.items()}
         environment = function_environment(config, data)
         self.functions: dict[str, lambda_.Function] = {}
         self.roles: dict[str, iam.Role] = {}
@@ -73,7 +84,7 @@ class ServiceFunctions(Construct):
                 architecture=lambda_.Architecture.X86_64,
                 handler=spec.handler,
                 code=code,
-                layers=[powertools_layer, deps_layer],
+                layers=[powertools_layer, deps_layer, *([own_layers[spec.name]] if spec.name in own_layers else [])],
                 memory_size=spec.memory_mb,
                 timeout=Duration.seconds(spec.timeout_s),
                 reserved_concurrent_executions=spec.reserved_concurrency,

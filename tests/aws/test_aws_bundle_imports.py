@@ -1,5 +1,6 @@
 """The AWS bundle has no numpy, onnxruntime or tokenizers: every handler must import (and build its AWS ports)
-with those modules blocked, in a fresh interpreter with AGENTKB_BACKEND=aws."""
+with those modules blocked, in a fresh interpreter with AGENTKB_BACKEND=aws. pypdf (the ingest function's own
+layer) is imported only when a PDF arrives, never at a cold start."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from agentkb.composition import get_ports
 container = get_ports()
 ports = [type(getattr(container, n)).__name__ for n in ("catalog", "index", "embedder", "tokenizer", "reranker",
                                                           "keys", "secrets", "rate_limiter", "embedding_cache")]
-heavy = sorted(n for n in ("numpy", "onnxruntime", "tokenizers") if sys.modules.get(n) is not None)
+heavy = sorted(n for n in ("numpy", "onnxruntime", "tokenizers", "pypdf") if sys.modules.get(n) is not None)
 print(json.dumps({{"ok": callable(module.lambda_handler), "ports": ports, "heavy": heavy}}))
 """
 

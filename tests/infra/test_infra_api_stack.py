@@ -66,7 +66,7 @@ def test_code_asset_is_the_functions_build_dir_not_docker(synthesized):
     manifest = json.loads((synthesized.outdir / f"{synthesized.api_stack.artifact_id}.assets.json").read_text())
     assert not manifest.get("dockerImages")
     zipped = [f["source"]["path"] for f in manifest["files"].values() if f["source"].get("packaging") == "zip"]
-    assert len(zipped) == 2  # .build/functions and .build/deps
+    assert len(zipped) == 3  # .build/functions, .build/deps and the ingest function's own .build/deps-ingest
     code_dir = next(synthesized.outdir / p for p in zipped if (synthesized.outdir / p / "agentkb").is_dir())
     assert {"search", "recall", "snapshot", "ingest", "agentkb"} <= {d.name for d in code_dir.iterdir()}
     sources, compiled = list(code_dir.rglob("*.py")), list(code_dir.rglob("*.pyc"))

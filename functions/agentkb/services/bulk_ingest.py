@@ -108,23 +108,8 @@ def _plan(deps: IngestDeps, kb: KnowledgeBase, source: SourceDocument, replace: 
     if not pieces:
         summary.skipped.append({"path": source.source_path, "reason": "no text"})
         return None
-    pages = _chunk_pages(source.extracted, pieces)
+    pages = source.extracted.chunk_pages([p.content for p in pieces])
     return _Work(source, DocumentInput(source.name, text, tags, source_path=source.source_path, pages=pages), pieces)
-
-
-def _chunk_pages(extracted: ExtractedText, pieces: Sequence[TextChunk]) -> tuple[tuple[int, ...], ...]:
-    """Each chunk's pages, found by locating the chunk in the text (chunks come in order, overlapping)."""
-    if not extracted.page_starts:
-        return ()
-    out: list[tuple[int, ...]] = []
-    position = 0
-    for piece in pieces:
-        found = extracted.text.find(piece.content, position)
-        if found < 0:  # a chunker that rewrites text (e.g. adds a heading line): fall back to the first line
-            found = extracted.text.find(piece.content.splitlines()[-1], position)
-        out.append(extracted.pages_of(found, found + len(piece.content)) if found >= 0 else ())
-        position = max(position, found) if found >= 0 else position
-    return tuple(out)
 
 
 def _reason(exc: DomainError) -> str:

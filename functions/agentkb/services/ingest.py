@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from agentkb.errors import BadRequest, Conflict, NotFound, WriteConflict
@@ -17,6 +17,7 @@ from agentkb.services.chunking import (
     chunk_markdown,
     content_hash,
 )
+from agentkb.services.extract_text import ExtractedText
 from agentkb.services.tag_filters import assign_slots, validate_document_tags
 
 WRITE_ATTEMPTS = 3
@@ -139,15 +140,21 @@ def admit_document(kb_id: str, request: AddDocumentRequest, principal: Principal
     return AdmittedDocument(kb, doc, content_hash(doc.content), deps.catalog.find_document_by_name(kb.id, doc.name))
 
 
-def add_document(kb_id: str, request: AddDocumentRequest, principal: Principal, deps: IngestDeps) -> Document:
-    """Chunk, embed and index one document atomically; a document with the same name is replaced."""
+def add_document(kb_id: str, request: AddDocumentRequest, principal: Principal, deps: IngestDeps,
+                 page_starts: tuple[int, ...] = ()) -> Document:
+    """Chunk, embed and index one document atomically; a document with the same name is replaced.
+
+    page_starts: where each page of an extracted PDF begins in the content (an upload): chunks keep their pages."""
     admitted = admit_document(kb_id, request, principal, deps)
     stored = admitted.same_as_stored()
     if stored is not None:
         return stored
     # Embedding runs before, and outside, the write: only the final index write serializes with other writers.
     pieces, vectors = prepare(deps, admitted.kb, admitted.doc.content)
-    return write_prepared(deps, admitted.kb, admitted.doc, pieces, vectors)
+    doc = admitted.doc
+    if page_starts:
+        doc = replace(doc, pages=ExtractedText(doc.content, page_starts).chunk_pages([p.content for p in pieces]))
+    return write_prepared(deps, admitted.kb, doc, pieces, vectors)
 
 
 def write_prepared(deps: IngestDeps, kb: KnowledgeBase, doc: DocumentInput, pieces: list[TextChunk],

@@ -1,10 +1,11 @@
 """Ingest at scale: one queued message -> documents chunked, embedded in batches and indexed.
 
 A message is either the AddDocumentRequest JSON plus `knowledgeBaseId`, or an S3 event notification for objects
-under `uploads/<workspaceId>/<knowledgeBaseId>/<name>` (UTF-8 text). Each message runs once per `message_key`
-(the Idempotency port): a re-delivery while the first delivery still runs fails fast (retried later), one after it
-completed replays the recorded outcome without reading or embedding anything. Behind that, the ingest service
-still skips a document whose name, content hash, tags and source URL are unchanged.
+under `uploads/<workspaceId>/<knowledgeBaseId>/<name>` (HTML, DOCX and PDF extracted, anything else UTF-8 text).
+Each message runs once per `message_key` (the Idempotency port): a re-delivery while the first delivery still
+runs fails fast (retried later), one after it completed replays the recorded outcome without reading or embedding
+anything. Behind that, the ingest service still skips a document whose name, content hash, tags and source URL
+are unchanged.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from agentkb.ports import Idempotency, RemainingTime
 from agentkb.services import ingest
 from agentkb.services.background_ingest import index_pending
 from agentkb.services.canonical_json import sha256_hex
-from agentkb.services.extract import TEXT_SUFFIXES, Unreadable, extract, supported
+from agentkb.services.extract import TEXT_SUFFIXES, ExtractedText, Unreadable, extract, supported
 from agentkb.services.ingest import IngestDeps
 
 UPLOAD_PREFIX = "uploads/"
@@ -44,6 +45,7 @@ class PoisonMessage(BadRequest):
 class QueuedDocument:
     knowledge_base_id: str
     request: AddDocumentRequest
+    page_starts: tuple[int, ...] = ()  # an extracted PDF upload: where each page begins in the content
 
 
 def _request(fields: dict[str, Any]) -> AddDocumentRequest:
@@ -71,20 +73,22 @@ def _from_s3(records: list[dict[str, Any]], read_object: ReadObject) -> list[Que
         bucket = record["s3"]["bucket"]["name"]
         key = unquote_plus(record["s3"]["object"]["key"])  # S3 notifications URL-encode keys
         workspace, kb_id, name = upload_location(key)
-        content = _upload_text(name, read_object(bucket, key))
-        out.append(QueuedDocument(kb_id, _request({"workspaceId": workspace, "name": name, "content": content})))
+        found = _upload_text(name, read_object(bucket, key))
+        out.append(QueuedDocument(kb_id, _request({"workspaceId": workspace, "name": name, "content": found.text}),
+                                  found.page_starts))
     return out
 
 
-def _upload_text(name: str, data: bytes) -> str:
-    """HTML (main text), DOCX and PDF uploads are extracted like the CLI's files; any other name is UTF-8 text."""
+def _upload_text(name: str, data: bytes) -> ExtractedText:
+    """HTML (main text), DOCX and PDF uploads are extracted like the CLI's files (a PDF's page offsets kept); any
+    other name is UTF-8 text."""
     if supported(name) and not name.lower().endswith(TEXT_SUFFIXES):
         try:
-            return extract(name, data).text
+            return extract(name, data)
         except Unreadable as exc:
             raise PoisonMessage(f"Unreadable upload: {exc}") from exc
     try:
-        return data.decode("utf-8")
+        return ExtractedText(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise PoisonMessage("Uploads must be UTF-8 text") from exc
 
@@ -113,7 +117,7 @@ def ingest_message(body: str, deps: IngestDeps, read_object: ReadObject) -> list
     if pending is not None:  # a document accepted with 202 by the API: its text is in the catalog
         written = index_pending(deps, *pending)
         return [written] if written else []
-    return [ingest.add_document(q.knowledge_base_id, q.request, QUEUE_PRINCIPAL, deps)
+    return [ingest.add_document(q.knowledge_base_id, q.request, QUEUE_PRINCIPAL, deps, q.page_starts)
             for q in parse_message(body, read_object)]
 
 
