@@ -262,14 +262,11 @@ def test_crash_mid_ingest_leaves_nothing_half_indexed_and_a_retry_completes(
     assert status == 200 and found["data"]["results"][0]["documentName"] == "vpn.md"
 
 
-def test_functions_never_resolve_concurrently_in_one_process(keys: dict[str, str], container: Any) -> None:
+def test_concurrent_requests_over_several_functions_each_resolve_their_own_body(keys: dict[str, str],
+                                                                                  container: Any) -> None:
     # Powertools keeps the current event on the BaseRouter class: two functions resolving at once in the threaded
-    # local gateway swapped request bodies. Every function shares one resolve lock, and mixed concurrent
-    # traffic over four functions answers each request with its own body.
-    from agentkb.api.app import RESOLVE_LOCK
-    from agentkb.api.functions import APPS
-
-    assert all(APPS[name]()._lock is RESOLVE_LOCK for name in APPS)
+    # local gateway once swapped request bodies. The resolvers keep request state per thread (api/resolver_state.py,
+    # no resolve lock): mixed concurrent traffic over three functions answers each request with its own body.
     key = keys["akb_test_replay_key"]
     requests = [("/v1/recall", RECALL), (SEARCH, {"workspaceId": WS, "knowledgeBaseIds": [KB], "query": "reset"}),
                 ("/v1/memories", {"workspace_id": WS, "visibility": "workspace", "type": "note", "name": "race",

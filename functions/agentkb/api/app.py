@@ -5,18 +5,18 @@ from __future__ import annotations
 import copy
 import json
 import logging
-import threading
 from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import Any
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver, Router
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from agentkb.api import context
 from agentkb.api.gate import check_request, rate_headers
 from agentkb.api.observability import count_response, logger
+from agentkb.api.resolver_state import HttpResolver, RestResolver
 from agentkb.api.routes_table import BY_OPERATION, match_route
 from agentkb.composition import Ports, get_ports
 from agentkb.errors import BadRequest, DependencyError, DomainError, NotFound, dependency_failure, error_envelope
@@ -102,19 +102,11 @@ def _resolver(cls: type[ApiGatewayResolver], routers: Sequence[Router],
     return app
 
 
-# Powertools keeps the request being resolved on the BaseRouter CLASS (BaseRouter.current_event), shared by every
-# resolver in the process: two functions resolving at once in the threaded local gateway validated one request
-# with the other's body (bench/load.py saw a recall answer 400: the fields of another route's body). So
-# one resolve at a time per process, across functions. Lambda runs one request per process anyway.
-# Re-entrant, so that no route can deadlock itself by resolving through another function in the same process.
-RESOLVE_LOCK = threading.RLock()
-
-
 class FunctionApp:
     """The API of one Lambda function, callable with REST v1, HTTP v2 or direct-invocation events.
 
-    Powertools resolvers keep per-request state on themselves, so a function resolves one request at a time:
-    Lambda sends one at a time anyway, and the threaded local gateway is serialised here.
+    Its resolvers keep each request's state per thread (resolver_state.py), so the threaded local gateway resolves
+    requests concurrently: one request's embedding never waits on another's. Lambda sends one at a time anyway.
 
     Dependencies: routes declare `Depends(get_ports)` (or a provider built on it); `dependency_overrides` is the
     one override table of both resolvers, and the gate and the queue consumer take the bundle from `ports()`.
@@ -124,14 +116,13 @@ class FunctionApp:
         self.name = name
         self._routers = tuple(routers)
         self.dependency_overrides: dict[Callable[..., Any], Callable[..., Any]] = {}
-        self.rest = _resolver(APIGatewayRestResolver, routers, self.dependency_overrides)
-        self._lock = RESOLVE_LOCK
+        self.rest = _resolver(RestResolver, routers, self.dependency_overrides)
 
     @cached_property
     def http(self) -> ApiGatewayResolver:
         """The HTTP API v2 resolver, built on the first v2 event (the stack deploys a REST API; direct invocations
-        are REST-shaped), under the function's lock."""
-        return _resolver(APIGatewayHttpResolver, self._routers, self.dependency_overrides)
+        are REST-shaped)."""
+        return _resolver(HttpResolver, self._routers, self.dependency_overrides)
 
     def ports(self) -> Ports:
         """The bundle this function's requests use: `get_ports()`, or its override."""
@@ -169,8 +160,7 @@ class FunctionApp:
             return self._finish(self._error(dependency_error(exc), is_v2), decision, is_v2)
         context.set_principal(principal)
         try:
-            with self._lock:
-                result = (self.http if is_v2 else self.rest).resolve(event, lambda_context)
+            result = (self.http if is_v2 else self.rest).resolve(event, lambda_context)
         finally:
             context.set_principal(None)
         return self._finish(result, decision, is_v2)
