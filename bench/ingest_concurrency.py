@@ -167,7 +167,8 @@ def _ready(base: str, key: str, kb: str, doc_id: str | None) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kb-bytes", type=int, default=400_000)
-    parser.add_argument("--window", type=float, default=120.0, help="seconds of memory writes during the big document")
+    parser.add_argument("--window", type=float, default=900.0,
+                        help="at most this many seconds of memory writes while the big document indexes")
     parser.add_argument("--max-wait", type=float, default=1800.0, help="seconds to wait for the document to be ready")
     parser.add_argument("--compare", type=Path, help="another checkout: its functions/ run first, as the 'before'")
     args = parser.parse_args()
