@@ -165,3 +165,15 @@ def test_the_gateway_resolves_a_second_request_while_the_first_is_inside_its_han
         gated.release.set()
         server.shutdown()
         server.server_close()
+
+
+def test_no_route_reads_the_request_from_its_module_level_router() -> None:
+    # The resolvers include copies of the routers; a route reading `router.current_event` on its module-level
+    # Router would read Powertools' class attribute, shared by every thread. Routes take typed parameters instead.
+    from pathlib import Path
+
+    import agentkb.api
+
+    readers = [p.name for p in Path(agentkb.api.__file__).parent.glob("*.py")
+               if p.name != "resolver_state.py" and "current_event" in p.read_text()]
+    assert readers == []
