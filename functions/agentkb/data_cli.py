@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from agentkb.composition import Ports
 from agentkb.errors import NotFound
-from agentkb.models.domain import Document, KnowledgeBase
+from agentkb.models.domain import ApiKeyRecord, Document, KnowledgeBase
 from agentkb.paging import PAGE_MAX
+
+T = TypeVar("T")
 
 
 def kb_json(kb: KnowledgeBase) -> dict[str, Any]:
@@ -30,6 +32,12 @@ def document_json(doc: Document) -> dict[str, Any]:
     return out
 
 
+def key_json(key: ApiKeyRecord) -> dict[str, Any]:
+    """A key as the list shows it: never its hash."""
+    return {"keyId": key.key_id, "principal": key.principal, "workspaces": list(key.workspaces),
+            "scopes": list(key.scopes), "createdAt": key.created_at, "revoked": key.revoked}
+
+
 def _kb(c: Ports, workspace: str, ref: str) -> KnowledgeBase:
     from agentkb.local.operator import resolve_kb
 
@@ -45,13 +53,20 @@ def _documents(c: Ports, kb: KnowledgeBase) -> Iterator[Document]:
             return
 
 
-def _kb_list(args: argparse.Namespace, ports: Ports) -> int:
-    kbs = ports.catalog.list_knowledge_bases(args.workspace)
-    if args.json:
-        print(json.dumps([kb_json(kb) for kb in kbs]))
-    for kb in [] if args.json else kbs:
-        print(f"{kb.id}\t{kb.name}\t{kb.profile.key}")
+def _print_listing(items: Iterable[T], as_json: bool, to_json: Callable[[T], dict[str, Any]],
+                   to_row: Callable[[T], Sequence[str]]) -> int:
+    """A list command's output: --json one JSON array, otherwise one tab-separated line per item."""
+    if as_json:
+        print(json.dumps([to_json(item) for item in items]))
+    else:
+        for item in items:
+            print("\t".join(to_row(item)))
     return 0
+
+
+def _kb_list(args: argparse.Namespace, ports: Ports) -> int:
+    return _print_listing(ports.catalog.list_knowledge_bases(args.workspace), args.json, kb_json,
+                          lambda kb: (kb.id, kb.name, kb.profile.key))
 
 
 def _kb_show(args: argparse.Namespace, ports: Ports) -> int:
@@ -76,12 +91,8 @@ def _kb_delete(args: argparse.Namespace, ports: Ports) -> int:
 
 def _docs_list(args: argparse.Namespace, ports: Ports) -> int:
     c = ports
-    docs = list(_documents(c, _kb(c, args.workspace, args.kb)))
-    if args.json:
-        print(json.dumps([document_json(d) for d in docs]))
-    for d in [] if args.json else docs:
-        print(f"{d.id}\t{d.status}\t{d.chunk_count}\t{d.name}\t{d.source_path or ''}")
-    return 0
+    return _print_listing(list(_documents(c, _kb(c, args.workspace, args.kb))), args.json, document_json,
+                          lambda d: (d.id, d.status, str(d.chunk_count), d.name, d.source_path or ""))
 
 
 def _docs_show(args: argparse.Namespace, ports: Ports) -> int:
@@ -121,14 +132,9 @@ def _search(args: argparse.Namespace, ports: Ports) -> int:
 
 
 def _keys_list(args: argparse.Namespace, ports: Ports) -> int:
-    keys = ports.keys.list_keys()
-    if args.json:  # never the hash
-        print(json.dumps([{"keyId": k.key_id, "principal": k.principal, "workspaces": list(k.workspaces),
-                           "scopes": list(k.scopes), "createdAt": k.created_at, "revoked": k.revoked} for k in keys]))
-    for k in [] if args.json else keys:
-        print(f"{k.key_id}\t{k.principal}\t{','.join(k.workspaces)}\t{','.join(k.scopes)}\t"
-              f"{'revoked' if k.revoked else 'active'}\t{k.created_at}")
-    return 0
+    return _print_listing(ports.keys.list_keys(), args.json, key_json, lambda k: (
+        k.key_id, k.principal, ",".join(k.workspaces), ",".join(k.scopes), "revoked" if k.revoked else "active",
+        k.created_at))
 
 
 def _keys_revoke(args: argparse.Namespace, ports: Ports) -> int:

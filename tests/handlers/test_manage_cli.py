@@ -81,3 +81,21 @@ def test_keys_list_and_revoke(run: Any, container: Any) -> None:
     response = invoke("ingest", rest_event("GET", "/api/v2/knowledge/bases", key=key, query={"workspaceId": "ws1"}))
     assert response["statusCode"] == 401 and body_of(response)["error"]["code"] == "UNAUTHORIZED"
     assert run("keys", "revoke", "nope")[0] == 2
+
+
+def test_list_commands_print_one_tab_separated_line_per_item(run: Any, tmp_path: Path) -> None:
+    # Given a knowledge base with one document and one key
+    run("kb", "create", "--workspace", "w", "--name", "handbook")
+    (tmp_path / "leave.md").write_text("Ask your manager for leave two weeks ahead.", encoding="utf-8")
+    run("ingest", "--workspace", "w", "--kb", "handbook", "--quiet", str(tmp_path / "leave.md"))
+    _, key = run("keys", "create", "--workspace", "w", "--scope", "api:read", "--json")
+    _, kb = run("kb", "show", "handbook", "--workspace", "w", "--json")
+    _, (doc,) = run("docs", "list", "--workspace", "w", "--kb", "handbook", "--json")
+    _, (listed_key,) = run("keys", "list", "--json")
+    # Then the plain listings show the same items, a line each, fields in a fixed order
+    assert run("kb", "list", "--workspace", "w") == (0, f"{kb['id']}\thandbook\t{kb['embeddingModel']}@"
+                                                        f"{kb['embeddingDimension']}\n")
+    assert run("docs", "list", "--workspace", "w", "--kb", "handbook") == (
+        0, f"{doc['id']}\tready\t1\tleave.md\t{tmp_path / 'leave.md'}\n")
+    assert run("keys", "list") == (0, f"{key['keyId']}\t{listed_key['principal']}\tw\tapi:read\tactive\t"
+                                      f"{listed_key['createdAt']}\n")
