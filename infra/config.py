@@ -18,6 +18,14 @@ def _flag(value: object) -> bool:
     return str(value).strip().lower() in {"1", "true", "yes", "on", "enabled"}
 
 
+def _reserved_concurrency(value: object) -> bool:
+    """`default` keeps each function's reserved concurrency (constants.FUNCTIONS), `0` reserves none."""
+    text = str(value).strip().lower()
+    if text not in {"default", "0"}:
+        raise ValueError(f"reservedConcurrency must be 'default' or '0', got {value!r}")
+    return text == "default"
+
+
 @dataclass(frozen=True)
 class DeploymentConfig:
     """Everything a stack may vary by; defaults live in constants.DEFAULTS."""
@@ -36,6 +44,8 @@ class DeploymentConfig:
     alarm_topic_arn: str
     log_level: str
     skip_bundling: bool
+    # False: no function reserves concurrency (an account whose concurrency quota is below 200, e.g. a new one)
+    reserved_concurrency: bool = True
 
     @property
     def prefix(self) -> str:
@@ -76,6 +86,7 @@ class DeploymentConfig:
             alarm_topic_arn=str(node.try_get_context(c.CTX_ALARM_TOPIC) or ""),
             log_level=str(get(c.CTX_LOG_LEVEL)).upper(),
             skip_bundling=str(os.environ.get(c.ENV_BUNDLING) or get(c.CTX_BUNDLING)).lower() == "skip",
+            reserved_concurrency=_reserved_concurrency(get(c.CTX_RESERVED_CONCURRENCY)),
         )
         config.validate()
         return config

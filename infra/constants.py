@@ -47,6 +47,7 @@ CTX_REMOVAL = "removalPolicy"
 CTX_ALARM_TOPIC = "alarmTopicArn"
 CTX_LOG_LEVEL = "logLevel"
 CTX_BUNDLING = "bundling"  # "skip": use an empty deps layer (tests, synth without pip)
+CTX_RESERVED_CONCURRENCY = "reservedConcurrency"  # "default": FunctionSpec.reserved_concurrency; "0": none
 ENV_BUNDLING = "AGENTKB_BUNDLING"
 
 DEFAULTS = MappingProxyType(
@@ -65,6 +66,7 @@ DEFAULTS = MappingProxyType(
         CTX_ALARM_TOPIC: "",
         CTX_LOG_LEVEL: "INFO",
         CTX_BUNDLING: "build",
+        CTX_RESERVED_CONCURRENCY: "default",
     }
 )
 GENERATIONS = ("classic", "nextgen")

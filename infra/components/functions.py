@@ -87,7 +87,7 @@ class ServiceFunctions(Construct):
                 layers=[powertools_layer, deps_layer, *([own_layers[spec.name]] if spec.name in own_layers else [])],
                 memory_size=spec.memory_mb,
                 timeout=Duration.seconds(spec.timeout_s),
-                reserved_concurrent_executions=spec.reserved_concurrency,
+                reserved_concurrent_executions=spec.reserved_concurrency if config.reserved_concurrency else None,
                 role=role,
                 environment=environment,
                 tracing=lambda_.Tracing.ACTIVE,
@@ -98,7 +98,7 @@ class ServiceFunctions(Construct):
             )
             self._grant(spec, role, log_group, data, config)
             self._acknowledge(spec, function, role, config)
-            _explain_checkov(function, log_group)
+            _explain_checkov(function, log_group, reserved=config.reserved_concurrency)
             self.functions[spec.name] = function
             self.roles[spec.name] = role
         ingest = self.functions["ingest"]
@@ -160,8 +160,13 @@ class ServiceFunctions(Construct):
                         "Objects are keyed by workspace/document ids chosen at run time; scoped to the one bucket.")
 
 
-def _explain_checkov(function: lambda_.Function, log_group: logs.LogGroup) -> None:
+def _explain_checkov(function: lambda_.Function, log_group: logs.LogGroup, *, reserved: bool) -> None:
     """The checkov findings this design accepts on every function, each with its reason (docs/reliability.md)."""
+    if not reserved:
+        checkov_skip(function, "CKV_AWS_115",
+                     "Deployed with -c reservedConcurrency=0: the account's concurrency quota is below the 200 the "
+                     "reserved defaults need (100 reserved + 100 the account keeps); the stage throttle and the "
+                     "per-key rate limit still bound load, but one function's flood can starve the others.")
     checkov_skip(function, "CKV_AWS_116",
                  "API Gateway invokes the function synchronously, where a Lambda DLQ never applies; the ingest "
                  "queue's failed messages go to its own SQS dead-letter queue (redrive policy + alarm).")
