@@ -8,7 +8,8 @@ For any key (workspaces, scopes, principal), any authenticated route and any tar
 - a write or delete aimed at an unreachable workspace changes nothing its owner can see.
 
 `check_request` takes a caller, not an HTTP route: another surface (the MCP server's tools, the direct-invoke
-shape) is held to the same properties by passing its own caller (see `http_caller`).
+shape) is held to the same properties by passing its own caller (`http_caller` here; the MCP tools in
+test_isolation_mcp.py).
 """
 
 from __future__ import annotations
@@ -115,11 +116,13 @@ def owner_view(caller: Caller, world: dict[str, Any], ws: str) -> tuple[Any, ...
 
 
 def check_request(caller: Caller, world: dict[str, Any], key: str, reachable: set[str], scopes: tuple[str, ...],
-                  principal: str, method: str, case: Any, target: str) -> None:
-    """The three isolation properties for one generated request on one surface."""
+                  principal: str, method: str, case: Any, target: str, view: Caller | None = None) -> None:
+    """The three isolation properties for one generated request on one surface (`view`: how the owner looks,
+    by default through the same surface; a surface without every route, like the MCP tools, passes HTTP)."""
     required = next((r.scope for r in ROUTES if r.method == method and r.path == case.path), "api:write")
     writes, denied = method != "GET" and required == "api:write", target not in reachable
-    before = owner_view(caller, world, target) if writes and denied and target in world["kbs"] else None
+    view = view or caller
+    before = owner_view(view, world, target) if writes and denied and target in world["kbs"] else None
     path, query, body = aimed(case, target, world, missing=False)
     status, text = caller(key, method, path, query, body)
     assert status < 500, (method, path, text)
@@ -130,7 +133,7 @@ def check_request(caller: Caller, world: dict[str, Any], key: str, reachable: se
         assert (status, text) == missing, (method, path)  # denial looks exactly like absence
         assert status in (400, 404, 409, 413, 415, 422), (method, path, status, text)
     if before is not None:
-        assert owner_view(caller, world, target) == before, (method, path)  # nothing changed for the owner
+        assert owner_view(view, world, target) == before, (method, path)  # nothing changed for the owner
 
 
 OPERATIONS = authenticated_operations()
