@@ -34,7 +34,7 @@ class ChunkTable:
 
 
 class ChunkTables:
-    """The tables of every KB this process searched, checked against the KB version on each use."""
+    """The tables of every existing KB this process searched, checked against the KB version on each use."""
 
     def __init__(self) -> None:
         self._tables: dict[str, ChunkTable] = {}
@@ -42,7 +42,10 @@ class ChunkTables:
 
     def get(self, conn: sqlite3.Connection, kb_id: str) -> ChunkTable:
         row = conn.execute("SELECT version FROM knowledge_bases WHERE id = ?", (kb_id,)).fetchone()
-        version = row[0] if row else -1
+        if row is None:  # deleted by another process, or never created: nothing to keep
+            self.forget(kb_id)
+            return _load(conn, kb_id, -1)
+        version = row[0]
         cached = self._tables.get(kb_id)
         if cached is not None and cached.version == version:
             return cached
@@ -52,6 +55,11 @@ class ChunkTables:
                 return cached
             table = self._tables[kb_id] = _load(conn, kb_id, version)
         return table
+
+    def forget(self, kb_id: str) -> None:
+        """Drop a deleted KB's table (a server with KB churn would otherwise keep every one it ever searched)."""
+        with self._lock:
+            self._tables.pop(kb_id, None)
 
 
 def _load(conn: sqlite3.Connection, kb_id: str, version: int) -> ChunkTable:

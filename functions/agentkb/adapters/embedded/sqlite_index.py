@@ -91,6 +91,7 @@ class SqliteIndex:
             conn.execute("DELETE FROM chunks WHERE knowledge_base_id = ? AND workspace_id = ?",
                          (kb.id, kb.workspace_id))
             conn.execute("UPDATE knowledge_bases SET version = version + 1 WHERE id = ?", (kb.id,))
+        self.tables.forget(kb.id)
 
     def delete_document(self, kb: KnowledgeBase, document_id: str) -> None:
         with self.db.transaction() as conn:

@@ -68,7 +68,11 @@ class SqliteMemoryRecall:
                 else:
                     ids, vectors = cached.ids, cached.vectors
             matrix = _Matrix(version, ids, vectors if vectors is not None else np.zeros((0, 0), np.float32))
-            self._matrices[ws] = matrix
+            # Only workspaces holding memories are remembered: a wildcard key may name any workspace id
+            if len(ids):
+                self._matrices[ws] = matrix
+            else:
+                self._matrices.pop(ws, None)
         return matrix
 
     def vector_dimension(self, workspace_id: str) -> int | None:
@@ -89,7 +93,10 @@ class SqliteMemoryRecall:
         rows = conn.execute(f"SELECT id, {', '.join(FACET_COLUMNS)} FROM memories WHERE workspace_id = ? ORDER BY id",
                             (ws,)).fetchall()
         facets = Facets.build(hash(version), rows)
-        self._facet_cache[ws] = facets
+        if rows:  # as in _matrix: only workspaces holding memories are remembered
+            self._facet_cache[ws] = facets
+        else:
+            self._facet_cache.pop(ws, None)
         return facets
 
     def vector_search(self, scope: RecallScope, vector: Sequence[float], k: int,
