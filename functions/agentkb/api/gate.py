@@ -87,7 +87,7 @@ def over_limit(event: dict[str, Any], limit: int) -> bool:
     without it, so the 413 is still answered here, after authentication, with the rate-limit headers.
     """
     declared = (header(event.get("headers"), "content-length") or "").strip()
-    if declared.isdigit() and int(declared) > limit:
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:  # '³'.isdigit(), yet int('³') fails
         return True
     body = event.get("body")
     if not body:

@@ -33,7 +33,10 @@ def search_graph_route(request: Annotated[GraphSearchRequest, Body()],
 
 
 @ingest_router.post("/v1/graph", operation_id="upsertGraph", summary="Upsert graph entities, relations, proofs",
-                    responses={200: ok(GraphWriteResponse, "Counts and the new graph source hash."), **ERRORS})
+                    responses={200: ok(GraphWriteResponse, "Counts and the new graph source hash."),
+                               409: ERRORS[400] | {"description": "An entity of the same kind and identity key "
+                                                                  "already exists under another id"},
+                               **ERRORS})
 def upsert_graph_route(request: Annotated[GraphWriteRequest, Body()],
                        ports: Annotated[Ports, Depends(get_ports)]) -> Any:  # a Response: see json_response
     _require_workspace(request.workspaceId)

@@ -42,7 +42,7 @@ def _level(paragraph: ElementTree.Element) -> int:
         return min(6, int(found.group(1)))
     outline = props.find(f"{W}outlineLvl")
     value = outline.get(f"{W}val") if outline is not None else None
-    return min(6, int(value) + 1) if value is not None and value.isdigit() else 0
+    return min(6, int(value) + 1) if value is not None and value.isascii() and value.isdigit() else 0
 
 
 def _text(element: ElementTree.Element) -> str:

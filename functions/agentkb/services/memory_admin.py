@@ -45,7 +45,7 @@ def decode_cursor(cursor: str | None) -> int | None:
         text = base64.urlsafe_b64decode(cursor.encode()).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
         text = ""
-    if not text.startswith("m:") or not text[2:].isdigit():
+    if not text.startswith("m:") or not (text[2:].isascii() and text[2:].isdigit()):  # not "m:³"
         raise BadRequest("Invalid cursor", details=[{"path": "cursor", "message": "use a nextCursor value"}])
     return int(text[2:])
 

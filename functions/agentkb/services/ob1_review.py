@@ -46,7 +46,7 @@ class ReviewDeps:
 
 def memory_id(raw: str) -> int:
     """A path's memory id; anything but a positive integer names no memory (404)."""
-    if not raw.isdigit() or len(raw) > 18:
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:  # '³'.isdigit() is True, int('³') fails
         raise NotFound("Memory not found")
     return int(raw)
 
@@ -159,8 +159,8 @@ def report_usage(request_id: str, report: Ob1UsageReport, principal: Principal, 
     trace = deps.traces.get(request_id)
     if trace is None or not principal.can_reach(trace.workspace_id):
         raise NotFound("Recall trace not found")
-    used = [int(m) for m in report.used_memory_ids if m.isdigit()]
-    ignored = {int(i.memory_id): i.reason for i in report.ignored if i.memory_id.isdigit()}
+    used = [int(m) for m in report.used_memory_ids if m.isascii() and m.isdigit()]  # not '³' (isdigit, no int)
+    ignored = {int(i.memory_id): i.reason for i in report.ignored if i.memory_id.isascii() and i.memory_id.isdigit()}
     updated = deps.traces.record_usage(request_id, used, ignored, deps.clock())
     if updated is None:
         raise NotFound("Recall trace not found")
