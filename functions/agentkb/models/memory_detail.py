@@ -56,6 +56,12 @@ class MemoryListQuery:
     label_prefix: tuple[str, str] | None = None  # (label, prefix)
     limit: int = 50
     before_id: int | None = None  # the cursor: only memories with a smaller id
+    viewer: str | None = None  # a principal id: another principal's personal memories are not listed
+
+
+def viewable(memory: MemoryDetail, viewer: str | None) -> bool:
+    """The owner rule: a personal memory is its owner's alone (no viewer: an internal read, every memory)."""
+    return viewer is None or memory.visibility != "personal" or memory.owner_id == viewer
 
 
 @dataclass(frozen=True, slots=True)

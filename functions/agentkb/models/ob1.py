@@ -21,6 +21,10 @@ ReviewAction = Literal["confirm", "edit", "evidence_only", "restrict_scope", "re
 Text = Annotated[StrictStr, Field(max_length=20_000)]
 Short = Annotated[StrictStr, Field(max_length=512)]
 Strings = Annotated[list[Text], Field(max_length=100)]
+# Entries per write-back, in all. OB1's server has no cap (its clients send at most ~35); this one bounds the work of
+# one request (an embedding each, 2 MB of body) and is the same on both engines.
+MAX_WRITEBACK_ROWS = 200
+Entries = Annotated[list[Text], Field(max_length=MAX_WRITEBACK_ROWS)]
 
 
 class _Lenient(Model):
@@ -97,14 +101,14 @@ class Ob1Artifact(_Lenient):
 
 
 class Ob1MemoryPayload(_Lenient):
-    decisions: Strings = []
-    outputs: Strings = []
-    lessons: Strings = []
-    constraints: Strings = []
-    unresolved_questions: Strings = []
-    next_steps: Strings = []
-    failures: Strings = []
-    artifacts: Annotated[list[Ob1Artifact], Field(max_length=100)] = []
+    decisions: Entries = []
+    outputs: Entries = []
+    lessons: Entries = []
+    constraints: Entries = []
+    unresolved_questions: Entries = []
+    next_steps: Entries = []
+    failures: Entries = []
+    artifacts: Annotated[list[Ob1Artifact], Field(max_length=MAX_WRITEBACK_ROWS)] = []
     entities: dict[Short, Strings] = {}
 
 

@@ -57,10 +57,17 @@ class MemoryStore(Protocol):
     def views(self, workspace_id: str, memory_ids: Sequence[int]) -> dict[int, MemoryView]: ...
 
     def insert_batch(self, records: Sequence[MemoryRecord]) -> list[StoredMemory]:
-        """New names only, all or nothing (at most 24); a taken name fails the batch with Conflict."""
+        """New names of one workspace, all or nothing for every reader; a taken name fails it with Conflict."""
         ...
 
-    def get(self, workspace_id: str, memory_id: int) -> MemoryDetail | None: ...
+    def get(self, workspace_id: str, memory_id: int, viewer: str | None = None) -> MemoryDetail | None:
+        """One memory; with a `viewer`, another principal's personal memory is None (the owner rule)."""
+        ...
+
+    def get_many(self, workspace_id: str, memory_ids: Sequence[int],
+                 viewer: str | None = None) -> dict[int, MemoryDetail]:
+        """The existing ones of these memories (batched, read-after-write consistent), under the owner rule."""
+        ...
 
     def list_memories(self, query: MemoryListQuery) -> MemoryPage:
         """Newest first, filtered, paged by `before_id`."""

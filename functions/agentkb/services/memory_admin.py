@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from dataclasses import replace
 from typing import Any
 
 from agentkb.errors import BadRequest, NotFound
@@ -17,7 +18,7 @@ from agentkb.models.memory import SENSITIVITY_BITS
 from agentkb.models.memory_detail import MemoryDetail, MemoryListQuery
 from agentkb.ports import MemoryStore
 from agentkb.services.ob1_memory import iso
-from agentkb.services.ob1_review import memory_id, visible
+from agentkb.services.ob1_review import memory_id
 
 STATUSES = ("live", "superseded", "stale", "unconfirmed")
 
@@ -53,23 +54,23 @@ def decode_cursor(cursor: str | None) -> int | None:
 def list_memories(query: MemoryListQuery, principal: Principal, store: MemoryStore) -> dict[str, Any]:
     if not principal.can_reach(query.workspace_id):
         raise NotFound("Workspace not found")
-    page = store.list_memories(query)
-    # Personal memories stay their owner's: filtered here, so a page may hold fewer than `limit` items.
-    return {"data": [memory_json(d) for d in page.items if visible(d, principal)],
+    # Personal memories stay their owner's: the rule is inside the store's query, so a page is full.
+    page = store.list_memories(replace(query, viewer=principal.id))
+    return {"data": [memory_json(d) for d in page.items],
             "nextCursor": encode_cursor(page.next_before_id)}
 
 
 def get_memory(workspace_id: str, raw_id: str, principal: Principal, store: MemoryStore) -> dict[str, Any]:
-    found = store.get(workspace_id, memory_id(raw_id)) if principal.can_reach(workspace_id) else None
-    if found is None or not visible(found, principal):
+    found = store.get(workspace_id, memory_id(raw_id), principal.id) if principal.can_reach(workspace_id) else None
+    if found is None:
         raise NotFound("Memory not found")
     return {"data": memory_json(found)}
 
 
 def forget_memory(workspace_id: str, raw_id: str, principal: Principal, store: MemoryStore) -> list[int]:
     """Delete the memory everywhere; the revision ids forgotten (404 when none)."""
-    found = store.get(workspace_id, memory_id(raw_id)) if principal.can_reach(workspace_id) else None
-    deleted = store.delete(workspace_id, found.memory_id) if found is not None and visible(found, principal) else []
+    found = store.get(workspace_id, memory_id(raw_id), principal.id) if principal.can_reach(workspace_id) else None
+    deleted = store.delete(workspace_id, found.memory_id) if found is not None else []
     if not deleted:
         raise NotFound("Memory not found")
     return deleted

@@ -104,7 +104,7 @@ def ob1_recall(request: Ob1RecallRequest, principal: Principal, deps: Ob1RecallD
     feedback = feedback_reader(deps.traces)(scope.workspace_id, now)
     boosts = ranking_boosts(lifted, feedback)
     hits, degraded = _candidates(request, scope, deps, max(POOL_FACTOR * k, MIN_POOL), boosts)
-    details = {mid: d for mid, d in ((mid, deps.store.get(scope.workspace_id, mid)) for mid, _ in hits) if d}
+    details = deps.store.get_many(scope.workspace_id, [mid for mid, _ in hits], principal.id)
     # Scores equal to 1e-6 tie (float noise differs between engines): ties break by memory id.
     scored = sorted(((sim + boosts.get(mid, 0.0) + policy_score(state_of(details[mid])), mid, sim)
                      for mid, sim in hits if mid in details), key=lambda c: (-round(c[0], 6), c[1]))

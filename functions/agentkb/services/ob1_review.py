@@ -56,15 +56,11 @@ def reachable(store: MemoryStore, principal: Principal, workspace_id: str | None
     workspaces = [workspace_id] if workspace_id else list(principal.workspaces)
     for ws in workspaces:
         if ws != "*" and principal.can_reach(ws):
-            found = store.get(ws, memory_id(raw_id))
-            if found is not None and visible(found, principal):
+            # A personal memory is its owner's alone (absent for everyone else, like another workspace's data).
+            found = store.get(ws, memory_id(raw_id), principal.id)
+            if found is not None:
                 return found
     raise NotFound("Memory not found")
-
-
-def visible(memory: MemoryDetail, principal: Principal) -> bool:
-    """A personal memory is its owner's alone (absent for everyone else, like another workspace's data)."""
-    return memory.visibility != "personal" or memory.owner_id == principal.id
 
 
 def _transition(action: str, state: dict[str, Any], now: float, request: Ob1ReviewRequest) -> dict[str, Any]:
@@ -174,9 +170,9 @@ def get_trace(request_id: str, principal: Principal, deps: ReviewDeps) -> dict[s
         raise NotFound("Recall trace not found")
     request = dict(trace.request)
     items = []
+    current = deps.store.get_many(trace.workspace_id, [i.memory_id for i in trace.items], principal.id)
     for item in sorted(trace.items, key=lambda i: (i.rank is None, i.rank or 0, -i.ranking_score)):
-        memory = deps.store.get(trace.workspace_id, item.memory_id)
-        memory = memory if memory is not None and visible(memory, principal) else None
+        memory = current.get(item.memory_id)
         items.append({"memory_id": str(item.memory_id), "rank": item.rank, "returned": item.rank is not None,
                       "similarity": item.similarity, "ranking_score": item.ranking_score,
                       "feedback": item.feedback, "use_policy_snapshot": dict(item.use_policy), "used": item.used,
@@ -205,6 +201,7 @@ def list_ob1(filters: Ob1ListFilter, principal: Principal, store: MemoryStore,
     prefix = ("task_id", filters.task_id_prefix) if filters.task_id_prefix and not pending_only else None
     query = MemoryListQuery(filters.workspace_id, project_id=filters.project_id,
                             type=None if pending_only else filters.memory_type, labels=labels, label_prefix=prefix,
-                            limit=QUEUE_SIZE if pending_only else min(max(filters.limit, 1), MAX_LIST))
-    memories = [response_memory(d) for d in store.list_memories(query).items if visible(d, principal)]
+                            limit=QUEUE_SIZE if pending_only else min(max(filters.limit, 1), MAX_LIST),
+                            viewer=principal.id)
+    memories = [response_memory(d) for d in store.list_memories(query).items]
     return {"memories": memories, "count": len(memories)}

@@ -19,14 +19,14 @@ from agentkb.errors import BadRequest, Conflict, DependencyError, NotFound, Serv
 from agentkb.models.domain import Principal
 from agentkb.models.memory import ENTITY_KINDS, MemoryRecord
 from agentkb.models.memory_detail import MemoryDetail, MemoryListQuery
-from agentkb.models.ob1 import Ob1WritebackRequest
+from agentkb.models.ob1 import MAX_WRITEBACK_ROWS, Ob1WritebackRequest
 from agentkb.ports import Embedder, GraphStore, MemoryStore
 from agentkb.services.memory_firewall import scan_payload
 from agentkb.services.memory_graph import write_memory_graph
 from agentkb.services.ob1_firewall import UnsafeWriteback, enforce_writeback_firewall
 from agentkb.services.ob1_memory import ORIGIN, facets_of, iso, response_memory, stored_state, summarise
 
-MAX_ROWS = 24  # memories per write-back: one atomic batch on both engines
+MAX_ROWS = MAX_WRITEBACK_ROWS  # memories per write-back, whole or absent on both engines
 ROW_FIELDS = (("decisions", "decision"), ("outputs", "output"), ("lessons", "lesson"), ("constraints", "constraint"),
               ("unresolved_questions", "open_question"), ("next_steps", "next_step"), ("failures", "failure"))
 DAY_S = 86_400
@@ -115,8 +115,8 @@ def labels_of(extra: dict[str, Any], memory_type: str) -> dict[str, str]:
     return labels
 
 
-def _replay(store: MemoryStore, workspace_id: str, prefix: str) -> list[MemoryDetail]:
-    page = store.list_memories(MemoryListQuery(workspace_id, name_prefix=prefix, limit=MAX_ROWS))
+def _replay(store: MemoryStore, workspace_id: str, prefix: str, principal: str) -> list[MemoryDetail]:
+    page = store.list_memories(MemoryListQuery(workspace_id, name_prefix=prefix, limit=MAX_ROWS, viewer=principal))
     return sorted(page.items, key=lambda d: d.memory_id)
 
 
@@ -135,7 +135,7 @@ def writeback(request: Ob1WritebackRequest, principal: Principal, deps: Writebac
     if findings:
         raise UnsafeWriteback([{"reason": "api_key", "memory_type": "", "path": f["path"]} for f in findings[:50]])
     prefix = _key_prefix(request, principal)
-    found = _replay(deps.store, ws, prefix)
+    found = _replay(deps.store, ws, prefix, principal.id)
     if not found:
         found = _store(request, principal, deps, rows, prefix)
     return {"schema_version": response_family(request.schema_version, "writeback"),
@@ -172,8 +172,9 @@ def _store(request: Ob1WritebackRequest, principal: Principal, deps: WritebackDe
     try:
         stored = deps.store.insert_batch(records)
     except Conflict:  # the same key was written concurrently: its answer is ours
-        replay = _replay(deps.store, ws, prefix)
+        replay = _replay(deps.store, ws, prefix, principal.id)
         if not replay:
             raise
         return replay
-    return [d for d in (deps.store.get(ws, s.memory_id) for s in stored) if d is not None]
+    found = deps.store.get_many(ws, [s.memory_id for s in stored])
+    return [found[s.memory_id] for s in stored if s.memory_id in found]

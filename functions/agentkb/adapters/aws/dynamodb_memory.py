@@ -9,6 +9,7 @@ Items (`ws` = workspace id, `<id>` = the memory id zero-padded to 12 digits so s
   MW#<ws>           I#["principal","key"]  body_hash, memory_id: idempotency (attribute_not_exists)
   MW#<ws>           P#~<id>           unindexed: written with the memory when an index is attached (track_index),
                                       deleted once the OpenSearch memory index accepted the document
+  MW#<ws>           WB#<stage>        a staged write-back: status pending|committed, first id, names (see staging)
   MW#<ws>           P#<ms>#<id>       indexed at <ms> (epoch ms, 13 digits): pending until the index shows it; ttl
   ME#<ws>#<entity>  <id>              a memory <-> entity link
 Facets (eligibility): vis_rank, project_id, channel_id, owner_id (absent = NULL), sensitivity, confirmed, stale,
@@ -33,7 +34,8 @@ intersects with eligible items), then one TransactWriteItems: the record, its ve
 (conditional on the name's current owner), the previous revision's `superseded` flag and the idempotency record.
 `insert_many` is a bulk load with BatchWriteItem: not atomic on DynamoDB (25 items per request).
 
-`insert_batch` (OB1 write-back) is one TransactWriteItems of new names (at most MAX_BATCH). With the OpenSearch
+`insert_batch` (OB1 write-back) is one TransactWriteItems of new names, or a staged write-back past 24 memories
+(dynamodb_memory_staging.py: items carrying `wb` are visible once their `WB#` record is committed). With the OpenSearch
 legs (indexed_memory.py) this store stays the truth: it writes the `P#` markers (dynamodb_memory_markers.py) and
 re-checks every index candidate (`is_eligible`). Listing, changes and deletes: dynamodb_memory_details.py.
 """
@@ -77,7 +79,8 @@ class DynamoDbMemoryStore(DynamoDbMemoryDetails, DynamoDbMemoryBatches):
 
     def _records(self, ws: str, ids: Sequence[int], prefix: str = "M#") -> dict[int, dict[str, Any]]:
         keys = [key(f"MW#{ws}", prefix + mid(i)) for i in dict.fromkeys(ids)]
-        return {get_n(item, "memory_id"): item for item in batch_get(self.client, STORE, self.table, keys)}
+        found = batch_get(self.client, STORE, self.table, keys)
+        return {get_n(item, "memory_id"): item for item in self._published(ws, found)}
 
     def _eligible(self, scope: RecallScope, prefix: str, projection: str | None = None) -> list[dict[str, Any]]:
         where, values = eligibility_filter(scope)
@@ -90,7 +93,7 @@ class DynamoDbMemoryStore(DynamoDbMemoryDetails, DynamoDbMemoryBatches):
             kwargs["ProjectionExpression"] = projection
             if "#n" in projection:
                 kwargs["ExpressionAttributeNames"] = {"#n": "name"}
-        return list(query_all(self.client, STORE, **kwargs))
+        return self._published(scope.workspace_id, list(query_all(self.client, STORE, **kwargs)))
 
     def find_live(self, workspace_id: str, name: str) -> StoredMemory | None:
         pointer = self._get(f"MW#{workspace_id}", f"N#{name}")
@@ -156,7 +159,7 @@ class DynamoDbMemoryStore(DynamoDbMemoryDetails, DynamoDbMemoryBatches):
                       boosts: Mapping[int, float] | None = None) -> list[tuple[int, float]]:
         """Exact cosine (dot product of L2-normalised vectors) over the eligible V# items, best first, then id."""
         items = ((get_n(item, "memory_id"), item)
-                 for item in self._eligible(scope, "V#", projection="memory_id, embedding"))
+                 for item in self._eligible(scope, "V#", projection="memory_id, embedding, wb"))
         return rank_by_cosine(items, vector, k, boosts)
 
     def similarities(self, workspace_id: str, memory_ids: Sequence[int], vector: Sequence[float]) -> dict[int, float]:
@@ -169,7 +172,7 @@ class DynamoDbMemoryStore(DynamoDbMemoryDetails, DynamoDbMemoryBatches):
         if not terms:
             return []
         docs = [(get_n(item, "memory_id"), item)
-                for item in self._eligible(scope, "M#", projection="memory_id, #n, description, body")]
+                for item in self._eligible(scope, "M#", projection="memory_id, #n, description, body, wb")]
         return term_match(docs, terms)[:max(k, 0)]
 
     def entity_links(self, workspace_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:

@@ -5,18 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failure
-from agentkb.adapters.aws.dynamodb_memory_items import revision_items, summary
-from agentkb.adapters.aws.dynamodb_memory_markers import DynamoDbMemoryMarkers
+from agentkb.adapters.aws.dynamodb_memory_items import revision_items
+from agentkb.adapters.aws.dynamodb_memory_staging import CHUNK, DynamoDbMemoryStaging
 from agentkb.adapters.aws.dynamodb_tables import batch_write, guarded, key, n
 from agentkb.errors import Conflict
 from agentkb.models.memory import MemoryRecord, StoredMemory
 
 STORE = "memory"
-MAX_BATCH = 24  # memories per insert_batch: 4 items each (+1) in one TransactWriteItems of at most 100
+MAX_BATCH = 1000  # memories per insert_batch (OB1 write-backs are capped lower, services/ob1_writeback.py)
 
 
-class DynamoDbMemoryBatches(DynamoDbMemoryMarkers):
+class DynamoDbMemoryBatches(DynamoDbMemoryStaging):
     """Writes of many memories at once on the memory table."""
 
     track_index = False
@@ -29,40 +28,28 @@ class DynamoDbMemoryBatches(DynamoDbMemoryMarkers):
             ReturnValues="UPDATED_NEW"))
         return int(out["Attributes"]["next"]["N"]) - count + 1
 
-    def _meta(self, r: MemoryRecord) -> dict[str, Any]:
-        return {"TableName": self.table, "Key": key(f"MW#{r.workspace_id}", "#META"),
-                "UpdateExpression": "SET dim = if_not_exists(dim, :d)",
-                "ExpressionAttributeValues": {":d": n(len(r.embedding))}}
-
     def insert_batch(self, records: Sequence[MemoryRecord]) -> list[StoredMemory]:
-        """New names only, all or nothing (one transaction): a name that is taken fails the batch with Conflict."""
+        """New names only, all or nothing: up to CHUNK memories in one transaction, more as a staged write-back
+        (dynamodb_memory_staging.py). A name that is taken fails the batch with Conflict, unless an abandoned
+        stage holds it: that stage is discarded and the batch tried once more."""
         if len(records) > MAX_BATCH:
             raise ValueError(f"at most {MAX_BATCH} memories per batch")
+        if len({r.workspace_id for r in records}) > 1:
+            raise ValueError("a batch writes one workspace")
         if not records:
             return []
-        first = self._allocate(len(records))
-        actions: list[dict[str, Any]] = []
-        out: list[StoredMemory] = []
-        for offset, r in enumerate(records):
-            item, vector, links = revision_items(r, first + offset, 1, None)
-            batch_write(self.client, STORE, self.table, [{"PutRequest": {"Item": link}} for link in links])
-            claim = {**key(f"MW#{r.workspace_id}", f"N#{r.name}"), "memory_id": n(first + offset), "revision": n(1)}
-            actions += [{"Put": {"TableName": self.table, "Item": claim,
-                                 "ConditionExpression": "attribute_not_exists(pk)"}},
-                        {"Put": {"TableName": self.table, "Item": item}},
-                        {"Put": {"TableName": self.table, "Item": vector}}]
-            if self.track_index:
-                actions.append({"Put": {"TableName": self.table,
-                                        "Item": self._unindexed(r.workspace_id, first + offset)}})
-            out.append(summary(item))
-        actions += [{"Update": self._meta(r)} for r in {r.workspace_id: r for r in records}.values()]
         try:
-            self.client.transact_write_items(TransactItems=actions)
-        except Exception as exc:
-            if is_conditional_failure(exc):
-                raise Conflict("A memory of the same name exists already") from exc
-            raise store_failure(exc, store=STORE) from exc
-        return out
+            return self._insert_batch(records)
+        except Conflict:
+            if not self._reclaim(records[0].workspace_id, [r.name for r in records]):
+                raise
+        return self._insert_batch(records)
+
+    def _insert_batch(self, records: Sequence[MemoryRecord]) -> list[StoredMemory]:
+        first = self._allocate(len(records))
+        if len(records) <= CHUNK:
+            return self._write(records, first, None)
+        return self._write_staged(records, first)
 
     def insert_many(self, records: Sequence[MemoryRecord]) -> list[int]:
         """Bulk load of new names: BatchWriteItem, not atomic on DynamoDB (the embedded engine is)."""

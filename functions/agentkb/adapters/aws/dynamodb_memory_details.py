@@ -10,12 +10,14 @@ failed half way.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failure
 from agentkb.adapters.aws.dynamodb_memory_items import change_updates, detail, mid, set_expression
-from agentkb.adapters.aws.dynamodb_tables import DynamoDbTable, batch_write, get_n, get_s, key, n, query_all, s
-from agentkb.models.memory_detail import MemoryChange, MemoryDetail, MemoryListQuery, MemoryPage
+from agentkb.adapters.aws.dynamodb_memory_markers import DynamoDbMemoryMarkers
+from agentkb.adapters.aws.dynamodb_tables import batch_write, get_n, get_s, key, n, query_all, s
+from agentkb.models.memory_detail import MemoryChange, MemoryDetail, MemoryListQuery, MemoryPage, viewable
 
 STORE = "memory"
 _STATUS = {"live": "superseded = :zero AND stale = :zero", "superseded": "superseded = :one",
@@ -45,6 +47,10 @@ def list_filter(query: MemoryListQuery) -> tuple[list[str], dict[str, str], dict
         names[f"#l{position}"] = label
         values[f":l{position}"] = s(value)
         clauses.append(f"#labels.#l{position} = :l{position}")
+    if query.viewer is not None:  # the owner rule inside the query, so a page is full
+        names["#vis"] = "visibility"
+        values.update({":personal": s("personal"), ":viewer": s(query.viewer)})
+        clauses.append("(#vis <> :personal OR owner_id = :viewer)")
     if query.label_prefix is not None:
         names["#lp"] = query.label_prefix[0]
         values[":lp"] = s(query.label_prefix[1])
@@ -52,15 +58,25 @@ def list_filter(query: MemoryListQuery) -> tuple[list[str], dict[str, str], dict
     return clauses, names, values
 
 
-class DynamoDbMemoryDetails(DynamoDbTable):
+class DynamoDbMemoryDetails(DynamoDbMemoryMarkers):
     """get / list_memories / update / delete of the MemoryStore port on the memory table."""
 
     store = STORE
     track_index = False
 
-    def get(self, workspace_id: str, memory_id: int) -> MemoryDetail | None:
-        item = self._get(f"MW#{workspace_id}", "M#" + mid(memory_id))
-        return detail(item) if item else None
+    def get(self, workspace_id: str, memory_id: int, viewer: str | None = None) -> MemoryDetail | None:
+        return self.get_many(workspace_id, [memory_id], viewer).get(memory_id)
+
+    def get_many(self, workspace_id: str, memory_ids: Sequence[int],
+                 viewer: str | None = None) -> dict[int, MemoryDetail]:
+        """Consistent BatchGetItem (pages of 100, unprocessed keys retried): read-after-write for recall's details.
+        The owner rule is checked on the read item (a key lookup has no filter; the result is the same)."""
+        out: dict[int, MemoryDetail] = {}
+        for memory_id, item in self.items(workspace_id, memory_ids, "M#").items():
+            memory = detail(item)
+            if viewable(memory, viewer):
+                out[memory_id] = memory
+        return out
 
     def list_memories(self, query: MemoryListQuery) -> MemoryPage:
         clauses, names, values = list_filter(query)
@@ -77,6 +93,8 @@ class DynamoDbMemoryDetails(DynamoDbTable):
         for item in query_all(self.client, STORE, **kwargs):
             if query.before_id is not None and get_n(item, "memory_id") >= query.before_id:
                 continue  # BETWEEN is inclusive: the cursor's own item was on the previous page
+            if "wb" in item and not self._published(query.workspace_id, [item]):
+                continue  # a write-back not committed yet
             items.append(detail(item))
             if len(items) > query.limit:
                 break

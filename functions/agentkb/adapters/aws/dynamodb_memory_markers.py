@@ -2,6 +2,9 @@
 
 `P#~<id>` marks a memory the index has not accepted yet (written in the memory's own transaction when an index is
 attached); `P#<ms>#<id>` a memory indexed at <ms>, pending until the index shows it, then removed by TTL.
+
+Also the read side of staged write-backs (dynamodb_memory_staging.py): an item carrying `wb` belongs to a write-back
+that is visible only once its `WB#<wb>` record says `committed`; every item read here goes through `_published`.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from agentkb.adapters.aws.dynamodb_tables import (
     batch_get,
     batch_write,
     get_n,
+    get_s,
     guarded,
     key,
     n,
@@ -33,11 +37,25 @@ class DynamoDbMemoryMarkers(DynamoDbTable):
     def _unindexed(workspace_id: str, memory_id: int) -> dict[str, Any]:
         return {**key(f"MW#{workspace_id}", "P#~" + mid(memory_id)), "memory_id": n(memory_id)}
 
+    def _published(self, workspace_id: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The items readers may see: those of no staged write-back, or of a committed one (one BatchGetItem of the
+        distinct write-back records, only when a staged item is among them)."""
+        staged = {get_s(i, "wb") or "" for i in items if "wb" in i}
+        if not staged:
+            return items
+        committed = self._committed_stages(workspace_id, staged)
+        return [i for i in items if "wb" not in i or get_s(i, "wb") in committed]
+
+    def _committed_stages(self, workspace_id: str, stages: set[str]) -> set[str]:
+        records = batch_get(self.client, STORE, self.table,
+                            [key(f"MW#{workspace_id}", f"WB#{w}") for w in sorted(stages)], consistent=True)
+        return {(get_s(r, "sk") or "")[3:] for r in records if get_s(r, "status") == "committed"}
+
     def items(self, workspace_id: str, memory_ids: Sequence[int], prefix: str) -> dict[int, dict[str, Any]]:
         """Consistent reads of the M# (record) or V# (vector + facets) items: the truth index hits are checked on."""
         keys = [key(f"MW#{workspace_id}", prefix + mid(i)) for i in dict.fromkeys(memory_ids)]
-        return {get_n(item, "memory_id"): item
-                for item in batch_get(self.client, STORE, self.table, keys, consistent=True)}
+        found = batch_get(self.client, STORE, self.table, keys, consistent=True)
+        return {get_n(item, "memory_id"): item for item in self._published(workspace_id, found)}
 
     def pending(self, workspace_id: str, indexed_since: float) -> set[int]:
         """Memories the index may not show yet: unindexed ones, and those indexed at or after `indexed_since`."""

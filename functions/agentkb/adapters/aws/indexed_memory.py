@@ -95,8 +95,12 @@ class IndexedMemoryStore:
             self.sync(records[0].workspace_id, [m.memory_id for m in stored])
         return stored
 
-    def get(self, workspace_id: str, memory_id: int) -> MemoryDetail | None:
-        return self.truth.get(workspace_id, memory_id)
+    def get(self, workspace_id: str, memory_id: int, viewer: str | None = None) -> MemoryDetail | None:
+        return self.truth.get(workspace_id, memory_id, viewer)
+
+    def get_many(self, workspace_id: str, memory_ids: Sequence[int],
+                 viewer: str | None = None) -> dict[int, MemoryDetail]:
+        return self.truth.get_many(workspace_id, memory_ids, viewer)
 
     def list_memories(self, query: MemoryListQuery) -> MemoryPage:
         return self.truth.list_memories(query)

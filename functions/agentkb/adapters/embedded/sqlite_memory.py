@@ -14,6 +14,7 @@ import numpy as np
 
 from agentkb.adapters.embedded.sqlite_db import Database, register_schema
 from agentkb.adapters.embedded.sqlite_memory_details import (
+    OWNER_RULE,
     delete_memory,
     detail_sql,
     list_sql,
@@ -120,10 +121,17 @@ class SqliteMemoryStore(SqliteMemoryRecall):
             raise Conflict("A memory of the same name exists already") from exc
         return [_summary(row) for row in rows]
 
-    def get(self, workspace_id: str, memory_id: int) -> MemoryDetail | None:
-        row = self.db.connection().execute(f"{detail_sql()} WHERE m.workspace_id = ? AND m.id = ?",
-                                           (workspace_id, memory_id)).fetchone()
-        return to_detail(row) if row else None
+    def get(self, workspace_id: str, memory_id: int, viewer: str | None = None) -> MemoryDetail | None:
+        return self.get_many(workspace_id, [memory_id], viewer).get(memory_id)
+
+    def get_many(self, workspace_id: str, memory_ids: Sequence[int],
+                 viewer: str | None = None) -> dict[int, MemoryDetail]:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return {}
+        sql = f"{detail_sql()} WHERE m.workspace_id = ? AND m.id IN ({','.join('?' * len(ids))}) AND {OWNER_RULE}"
+        rows = self.db.connection().execute(sql, (workspace_id, *ids, viewer, viewer))
+        return {int(row["id"]): to_detail(row) for row in rows}
 
     def list_memories(self, query: MemoryListQuery) -> MemoryPage:
         sql, params = list_sql(query)

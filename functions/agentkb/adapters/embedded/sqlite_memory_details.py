@@ -21,6 +21,10 @@ _STATUS = {"live": "m.superseded = 0 AND m.stale = 0", "superseded": "m.supersed
            "unconfirmed": "m.confirmed = 0"}
 
 
+# The owner rule with the viewer bound twice (positional): no viewer reads every memory.
+OWNER_RULE = "(? IS NULL OR m.visibility != 'personal' OR m.owner_id = ?)"
+
+
 def detail_sql() -> str:
     return ("SELECT m.*, a.labels AS a_labels, a.extra AS a_extra FROM memories m"
             " LEFT JOIN memory_annotations a ON a.id = m.id")
@@ -61,6 +65,9 @@ def list_sql(query: MemoryListQuery) -> tuple[str, dict[str, Any]]:
     if query.label_prefix is not None:
         clauses.append("json_extract(a.labels, :pk) LIKE :pv ESCAPE '\\'")
         params.update({"pk": f'$."{query.label_prefix[0]}"', "pv": _escape_like(query.label_prefix[1])})
+    if query.viewer is not None:
+        clauses.append("(m.visibility != 'personal' OR m.owner_id = :viewer)")
+        params["viewer"] = query.viewer
     if query.before_id is not None:
         clauses.append("m.id < :before")
         params["before"] = query.before_id

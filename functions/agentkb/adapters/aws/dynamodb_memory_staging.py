@@ -1,0 +1,159 @@
+"""Write-backs larger than one TransactWriteItems (100 items) on DynamoDB, still whole or absent for every reader.
+
+1. stage: a `WB#<stage>` record (status `pending`, the memory ids and names, the start time), then the memories in
+   transactions of CHUNK, every item (M#, V#, the N# name claim) carrying `wb = <stage>`. Readers skip such items
+   while the record is not `committed` (DynamoDbMemoryMarkers._published).
+2. commit: one conditional UpdateItem flips the record to `committed`: the moment the whole write-back appears.
+3. publish: `wb` is removed from the items (readers stop looking the record up), then the record is deleted. A crash
+   in this step is harmless: the record stays `committed` and readers keep resolving through it.
+
+A failed stage transaction (the k-th as well as the first) discards what was staged: items, name claims, entity
+links and the record, so nothing is left behind and a retry finds the names free. A stage left by a crashed writer
+stays invisible; a retry that meets its name claims takes them over once it is older than STAGE_LEASE_S.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failure
+from agentkb.adapters.aws.dynamodb_memory_items import mid, revision_items, summary
+from agentkb.adapters.aws.dynamodb_memory_markers import DynamoDbMemoryMarkers
+from agentkb.adapters.aws.dynamodb_tables import batch_get, batch_write, get_n, get_s, guarded, key, n, s
+from agentkb.errors import Conflict, DomainError
+from agentkb.models.memory import MemoryRecord, StoredMemory
+
+STORE = "memory"
+CHUNK = 24  # memories per transaction: 4 items each (claim, record, vector, index marker) + the meta update <= 100
+TX_ITEMS = 100  # DynamoDB's TransactWriteItems limit
+STAGE_LEASE_S = 300.0  # far past the ingest function's 60 s timeout: an older pending stage has no living writer
+Action = dict[str, Any]
+
+
+class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
+    """Builds a memory's transaction items and writes a batch of them in one transaction or as a staged write-back."""
+
+    track_index = False
+
+    def _meta(self, r: MemoryRecord) -> dict[str, Any]:
+        return {"TableName": self.table, "Key": key(f"MW#{r.workspace_id}", "#META"),
+                "UpdateExpression": "SET dim = if_not_exists(dim, :d)",
+                "ExpressionAttributeValues": {":d": n(len(r.embedding))}}
+
+    def _memory_actions(self, r: MemoryRecord, memory_id: int, stage: str | None) -> tuple[list[Action], StoredMemory]:
+        """The new name's claim, record, vector (and index marker) of one memory; its entity links are written now
+        (a link to an id no reader sees yet is inert: every read intersects with visible items)."""
+        item, vector, links = revision_items(r, memory_id, 1, None)
+        batch_write(self.client, STORE, self.table, [{"PutRequest": {"Item": link}} for link in links])
+        claim = {**key(f"MW#{r.workspace_id}", f"N#{r.name}"), "memory_id": n(memory_id), "revision": n(1)}
+        if stage is not None:
+            for staged in (claim, item, vector):
+                staged["wb"] = s(stage)
+        actions: list[Action] = [{"Put": {"TableName": self.table, "Item": claim,
+                                          "ConditionExpression": "attribute_not_exists(pk)"}},
+                                 {"Put": {"TableName": self.table, "Item": item}},
+                                 {"Put": {"TableName": self.table, "Item": vector}}]
+        if self.track_index:
+            actions.append({"Put": {"TableName": self.table, "Item": self._unindexed(r.workspace_id, memory_id)}})
+        return actions, summary(item)
+
+    def _transact(self, actions: list[Action]) -> None:
+        try:
+            self.client.transact_write_items(TransactItems=actions)
+        except Exception as exc:
+            if is_conditional_failure(exc):
+                raise Conflict("A memory of the same name exists already") from exc
+            raise store_failure(exc, store=STORE) from exc
+
+    def _write(self, records: Sequence[MemoryRecord], first: int, stage: str | None) -> list[StoredMemory]:
+        """One transaction of up to CHUNK new names (their workspace's meta update with the first chunk)."""
+        actions: list[Action] = []
+        out: list[StoredMemory] = []
+        for offset, r in enumerate(records):
+            memory, stored = self._memory_actions(r, first + offset, stage)
+            actions += memory
+            out.append(stored)
+        if stage is None or stage == mid(first):
+            actions += [{"Update": self._meta(r)} for r in {r.workspace_id: r for r in records}.values()]
+        self._transact(actions)
+        return out
+
+    def _write_staged(self, records: Sequence[MemoryRecord], first: int) -> list[StoredMemory]:
+        """Stage, commit, publish (module docstring); on any failure before the commit nothing stays behind."""
+        ws, stage = records[0].workspace_id, mid(first)
+        names = [r.name for r in records]
+        record = {**key(f"MW#{ws}", f"WB#{stage}"), "status": s("pending"), "first": n(first),
+                  "names": {"L": [s(name) for name in names]}, "started": n(time.time())}
+        guarded(STORE, lambda: self.client.put_item(TableName=self.table, Item=record,
+                                                    ConditionExpression="attribute_not_exists(pk)"))
+        out: list[StoredMemory] = []
+        try:
+            for start in range(0, len(records), CHUNK):
+                out += self._write(records[start:start + CHUNK], first + start, stage)
+            guarded(STORE, lambda: self.client.update_item(
+                TableName=self.table, Key=key(f"MW#{ws}", f"WB#{stage}"), UpdateExpression="SET #s = :c",
+                ConditionExpression="#s = :p", ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues={":c": s("committed"), ":p": s("pending")}))
+        except DomainError:
+            self._discard(ws, stage, list(range(first, first + len(records))), names,
+                          {(e, first + i) for i, r in enumerate(records) for e in r.entity_ids})
+            raise
+        self._publish(ws, stage, list(range(first, first + len(records))), names)
+        return out
+
+    def _publish(self, ws: str, stage: str, ids: list[int], names: list[str]) -> None:
+        """Drop `wb` from the committed items (transactions of <= 100 updates), then the record. Best effort: an
+        item deleted meanwhile fails its transaction, and then the record stays, committed, for readers."""
+        keys = [key(f"MW#{ws}", p + mid(i)) for i in ids for p in ("M#", "V#")] + [
+            key(f"MW#{ws}", f"N#{name}") for name in names]
+        updates = [{"Update": {"TableName": self.table, "Key": k, "UpdateExpression": "REMOVE wb",
+                               "ConditionExpression": "attribute_exists(pk)"}} for k in keys]
+        try:
+            for start in range(0, len(updates), TX_ITEMS):
+                self._transact(updates[start:start + TX_ITEMS])
+            guarded(STORE, lambda: self.client.delete_item(TableName=self.table, Key=key(f"MW#{ws}", f"WB#{stage}")))
+        except DomainError:
+            return  # committed and visible: the record keeps resolving what still carries `wb`
+
+    def _discard(self, ws: str, stage: str, ids: list[int], names: list[str], links: set[tuple[str, int]]) -> None:
+        """Delete a stage that never committed: its items, the name claims it holds, entity links, then its record."""
+        found = batch_get(self.client, STORE, self.table, [key(f"MW#{ws}", "M#" + mid(i)) for i in ids],
+                          consistent=True)
+        links |= {(e, get_n(item, "memory_id")) for item in found
+                  for e in json.loads(get_s(item, "entity_ids") or "[]")}
+        claims = batch_get(self.client, STORE, self.table, [key(f"MW#{ws}", f"N#{name}") for name in names],
+                           consistent=True)
+        keys = [key(f"MW#{ws}", p + mid(i)) for i in ids for p in ("M#", "V#", "P#~")]
+        keys += [key(f"ME#{ws}#{e}", mid(i)) for e, i in sorted(links)]
+        keys += [key(f"MW#{ws}", get_s(c, "sk") or "") for c in claims if get_n(c, "memory_id") in ids]
+        batch_write(self.client, STORE, self.table, [{"DeleteRequest": {"Key": k}} for k in keys])
+        guarded(STORE, lambda: self.client.delete_item(TableName=self.table, Key=key(f"MW#{ws}", f"WB#{stage}")))
+
+    def _reclaim(self, ws: str, names: Sequence[str]) -> bool:
+        """Discard the abandoned stages (never committed, older than the lease) holding any of these names."""
+        claims = batch_get(self.client, STORE, self.table, [key(f"MW#{ws}", f"N#{name}") for name in names],
+                           consistent=True)
+        stages = {get_s(c, "wb") or "" for c in claims if "wb" in c}
+        if not stages:
+            return False
+        records = {(get_s(r, "sk") or "")[3:]: r for r in batch_get(
+            self.client, STORE, self.table, [key(f"MW#{ws}", f"WB#{w}") for w in sorted(stages)], consistent=True)}
+        reclaimed = False
+        for stage in sorted(stages):
+            record = records.get(stage)
+            if record is not None and (get_s(record, "status") != "pending"
+                                       or time.time() - float(record["started"]["N"]) < STAGE_LEASE_S):
+                continue  # committed, or a writer may still be at work on it
+            held = [c for c in claims if get_s(c, "wb") == stage]
+            if record is not None:
+                stage_names = [v["S"] for v in record["names"]["L"]]
+                ids = list(range(get_n(record, "first"), get_n(record, "first") + len(stage_names)))
+            else:  # a stage without its record is invisible for good: what remains is what its claims name
+                stage_names = [(get_s(c, "sk") or "")[2:] for c in held]
+                ids = [get_n(c, "memory_id") for c in held]
+            self._discard(ws, stage, ids, stage_names, set())
+            reclaimed = True
+        return reclaimed
