@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from aws_backend import AwsBackend
 
-from tests import ob1_flows
+from tests import ob1_flows, ob1_flows_limits
 
 
 @pytest.fixture()
@@ -37,3 +37,11 @@ def test_v1_list_get_and_forget(minter: ob1_flows.Mint, aws_backend: AwsBackend)
     indexed = {d["memory_id"] for name, docs in aws_backend.opensearch.indexes.items() if "-memories-" in name
                for d in docs.values()}
     assert int(ids[0]) not in indexed and {int(i) for i in ids[1:]} <= indexed  # forgotten in the index too
+
+
+def test_the_largest_writeback_is_whole_and_replays(minter: ob1_flows.Mint) -> None:
+    ob1_flows_limits.flow_largest_writeback(minter)
+
+
+def test_pages_stay_full_with_others_personal_memories_between(minter: ob1_flows.Mint) -> None:
+    ob1_flows_limits.flow_owner_paging(minter)

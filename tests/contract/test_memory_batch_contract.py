@@ -1,7 +1,8 @@
 """The MemoryStore port's contract for large batches, batched reads and the owner rule, over every engine (embedded
 SQLite, DynamoDB alone, DynamoDB + the OpenSearch memory index): the `store` fixture of test_memory_contract.py.
 
-- a batch far past one DynamoDB transaction (OB1's write-back maximum) is written whole, found by every read path;
+- a batch far past one DynamoDB transaction is written whole, found by every read path (OB1's write-back maximum
+  runs end to end on both engines in tests/ob1_flows_limits.py; moto makes it slow here);
 - `get_many` answers the existing ones of many ids in one call;
 - the owner rule (a personal memory is its owner's) is inside the listing query: a page holds `limit` memories
   and its cursor continues exactly where it stopped, however many personal memories of others lie between.
@@ -14,26 +15,28 @@ from typing import Any
 from test_dynamodb_memory import WS, record, unit
 from test_memory_contract import ids, scope, store  # noqa: F401 (the engine fixture)
 
+from agentkb.adapters.aws.dynamodb_memory_staging import CHUNK
 from agentkb.models.memory_detail import MemoryListQuery
-from agentkb.models.ob1 import MAX_WRITEBACK_ROWS
+
+SIZE = 2 * CHUNK + 5  # three DynamoDB transactions of memories
 
 
-def test_a_batch_at_the_write_back_maximum_is_written_whole(store: Any) -> None:  # noqa: F811
-    # Given OB1's largest write-back: far more memories than one DynamoDB transaction holds (100 items, 24 memories)
+def test_a_batch_past_one_transaction_is_written_whole(store: Any) -> None:  # noqa: F811
+    # Given more memories than one DynamoDB transaction holds (100 items: 24 memories)
     batch = [record(f"big-{i:03d}", body=f"finding number {i}", entity_ids=("e-shared", f"e-{i % 7}"),
-                    embedding=unit(1, i / MAX_WRITEBACK_ROWS, 0, 0)) for i in range(MAX_WRITEBACK_ROWS)]
+                    embedding=unit(1, i / SIZE, 0, 0)) for i in range(SIZE)]
     # When it is stored as one batch
     written = store.insert_batch(batch)
     # Then every memory is there, in order, through every read: listing, batched reads, recall legs and links
     assert [w.name for w in written] == [r.name for r in batch]
-    listed = store.list_memories(MemoryListQuery(WS, limit=MAX_WRITEBACK_ROWS, name_prefix="big-"))
+    listed = store.list_memories(MemoryListQuery(WS, limit=SIZE, name_prefix="big-"))
     assert sorted(m.memory_id for m in listed.items) == sorted(w.memory_id for w in written)
     assert listed.next_before_id is None
     got = store.get_many(WS, [w.memory_id for w in written])
     assert [got[w.memory_id].body for w in written] == [r.body for r in batch]
-    assert len(store.vector_search(scope(), unit(1, 0, 0, 0), MAX_WRITEBACK_ROWS)) == MAX_WRITEBACK_ROWS
-    assert len(store.linked_memories(scope(), ["e-shared"], 1000)) == MAX_WRITEBACK_ROWS
-    assert len(ids(store.lexical_search(scope(), "finding", 500))) == MAX_WRITEBACK_ROWS
+    assert len(store.vector_search(scope(), unit(1, 0, 0, 0), SIZE)) == SIZE
+    assert len(store.linked_memories(scope(), ["e-shared"], 1000)) == SIZE
+    assert len(ids(store.lexical_search(scope(), "finding", 500))) == SIZE
 
 
 def test_get_many_answers_the_existing_ones(store: Any) -> None:  # noqa: F811

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests import ob1_flows
+from tests import ob1_flows, ob1_flows_limits
 from tests.helpers import mint
 
 
@@ -34,3 +34,11 @@ def test_usage_feedback_moves_rank_within_bounds_on_both_recalls(minter: ob1_flo
 
 def test_v1_list_get_and_forget(minter: ob1_flows.Mint) -> None:
     ob1_flows.flow_v1_surface(minter)
+
+
+def test_the_largest_writeback_is_whole_and_replays(minter: ob1_flows.Mint) -> None:
+    ob1_flows_limits.flow_largest_writeback(minter)
+
+
+def test_pages_stay_full_with_others_personal_memories_between(minter: ob1_flows.Mint) -> None:
+    ob1_flows_limits.flow_owner_paging(minter)

@@ -15,6 +15,7 @@ stays invisible; a retry that meets its name claims takes them over once it is o
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -23,7 +24,7 @@ from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failur
 from agentkb.adapters.aws.dynamodb_memory_items import mid, revision_items, summary
 from agentkb.adapters.aws.dynamodb_memory_markers import DynamoDbMemoryMarkers
 from agentkb.adapters.aws.dynamodb_tables import batch_get, batch_write, get_n, get_s, guarded, key, n, s
-from agentkb.errors import Conflict, DomainError
+from agentkb.errors import Conflict
 from agentkb.models.memory import MemoryRecord, StoredMemory
 
 STORE = "memory"
@@ -31,6 +32,7 @@ CHUNK = 24  # memories per transaction: 4 items each (claim, record, vector, ind
 TX_ITEMS = 100  # DynamoDB's TransactWriteItems limit
 STAGE_LEASE_S = 300.0  # far past the ingest function's 60 s timeout: an older pending stage has no living writer
 Action = dict[str, Any]
+log = logging.getLogger("agentkb.memory_store")
 
 
 class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
@@ -43,11 +45,10 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
                 "UpdateExpression": "SET dim = if_not_exists(dim, :d)",
                 "ExpressionAttributeValues": {":d": n(len(r.embedding))}}
 
-    def _memory_actions(self, r: MemoryRecord, memory_id: int, stage: str | None) -> tuple[list[Action], StoredMemory]:
-        """The new name's claim, record, vector (and index marker) of one memory; its entity links are written now
-        (a link to an id no reader sees yet is inert: every read intersects with visible items)."""
+    def _memory_actions(self, r: MemoryRecord, memory_id: int,
+                        stage: str | None) -> tuple[list[Action], list[dict[str, Any]], StoredMemory]:
+        """The new name's claim, record, vector (and index marker) of one memory, and its entity link items."""
         item, vector, links = revision_items(r, memory_id, 1, None)
-        batch_write(self.client, STORE, self.table, [{"PutRequest": {"Item": link}} for link in links])
         claim = {**key(f"MW#{r.workspace_id}", f"N#{r.name}"), "memory_id": n(memory_id), "revision": n(1)}
         if stage is not None:
             for staged in (claim, item, vector):
@@ -58,7 +59,7 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
                                  {"Put": {"TableName": self.table, "Item": vector}}]
         if self.track_index:
             actions.append({"Put": {"TableName": self.table, "Item": self._unindexed(r.workspace_id, memory_id)}})
-        return actions, summary(item)
+        return actions, links, summary(item)
 
     def _transact(self, actions: list[Action]) -> None:
         try:
@@ -71,13 +72,18 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
     def _write(self, records: Sequence[MemoryRecord], first: int, stage: str | None) -> list[StoredMemory]:
         """One transaction of up to CHUNK new names (their workspace's meta update with the first chunk)."""
         actions: list[Action] = []
+        links: list[dict[str, Any]] = []
         out: list[StoredMemory] = []
         for offset, r in enumerate(records):
-            memory, stored = self._memory_actions(r, first + offset, stage)
+            memory, linked, stored = self._memory_actions(r, first + offset, stage)
             actions += memory
+            links += linked
             out.append(stored)
         if stage is None or stage == mid(first):
             actions += [{"Update": self._meta(r)} for r in {r.workspace_id: r for r in records}.values()]
+        # Links first, in one BatchWriteItem run: a link to an id no reader sees yet is inert (reads intersect
+        # with visible items), and a discard deletes them.
+        batch_write(self.client, STORE, self.table, [{"PutRequest": {"Item": link}} for link in links])
         self._transact(actions)
         return out
 
@@ -97,9 +103,12 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
                 TableName=self.table, Key=key(f"MW#{ws}", f"WB#{stage}"), UpdateExpression="SET #s = :c",
                 ConditionExpression="#s = :p", ExpressionAttributeNames={"#s": "status"},
                 ExpressionAttributeValues={":c": s("committed"), ":p": s("pending")}))
-        except DomainError:
-            self._discard(ws, stage, list(range(first, first + len(records))), names,
-                          {(e, first + i) for i, r in enumerate(records) for e in r.entity_ids})
+        except Exception:
+            try:
+                self._discard(ws, stage, list(range(first, first + len(records))), names,
+                              {(e, first + i) for i, r in enumerate(records) for e in r.entity_ids})
+            except Exception:  # what stays is invisible, and a retry reclaims it after the lease
+                log.warning("could not discard a failed write-back stage", extra={"workspace_id": ws, "stage": stage})
             raise
         self._publish(ws, stage, list(range(first, first + len(records))), names)
         return out
@@ -115,8 +124,8 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
             for start in range(0, len(updates), TX_ITEMS):
                 self._transact(updates[start:start + TX_ITEMS])
             guarded(STORE, lambda: self.client.delete_item(TableName=self.table, Key=key(f"MW#{ws}", f"WB#{stage}")))
-        except DomainError:
-            return  # committed and visible: the record keeps resolving what still carries `wb`
+        except Exception:  # committed and visible: the record keeps resolving what still carries `wb`
+            log.warning("write-back published in part", extra={"workspace_id": ws, "stage": stage})
 
     def _discard(self, ws: str, stage: str, ids: list[int], names: list[str], links: set[tuple[str, int]]) -> None:
         """Delete a stage that never committed: its items, the name claims it holds, entity links, then its record."""
