@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from aws_backend import _one_backup_per_table
 from botocore.exceptions import ClientError
 from test_dynamodb_memory import WS, record, scope, unit
 
@@ -44,7 +45,8 @@ class Faulty:
 
 
 @pytest.fixture()
-def faulty() -> Iterator[tuple[Faulty, DynamoDbMemoryStore]]:
+def faulty(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Faulty, DynamoDbMemoryStore]]:
+    _one_backup_per_table(monkeypatch)  # moto's rollback copy once per table, not per item (aws_backend.py)
     with memory_table() as client:
         wrapped = Faulty(client)
         yield wrapped, DynamoDbMemoryStore(lambda: wrapped, "memory", track_index=True)
