@@ -90,11 +90,16 @@ class DynamoDbMemoryDetails(DynamoDbMemoryMarkers):
             kwargs["FilterExpression"] = " AND ".join(clauses)
             kwargs["ExpressionAttributeNames"] = names
         items: list[MemoryDetail] = []
+        committed: dict[str, bool] = {}
         for item in query_all(self.client, STORE, **kwargs):
             if query.before_id is not None and get_n(item, "memory_id") >= query.before_id:
                 continue  # BETWEEN is inclusive: the cursor's own item was on the previous page
-            if "wb" in item and not self._published(query.workspace_id, [item]):
-                continue  # a write-back not committed yet
+            stage = get_s(item, "wb")
+            if stage is not None:  # of a staged write-back: listed once it committed (one lookup per stage)
+                if stage not in committed:
+                    committed[stage] = bool(self._committed_stages(query.workspace_id, {stage}))
+                if not committed[stage]:
+                    continue
             items.append(detail(item))
             if len(items) > query.limit:
                 break
