@@ -97,11 +97,27 @@ def test_readers_see_nothing_until_the_commit_then_everything(faulty: tuple[Faul
     client.hooks[("update_item", 2)] = lambda kwargs: seen.append(visible(store))  # 1st update_item: id allocation
     written = store.insert_batch(batch())
     assert seen == [0]
-    # Then after it the whole write-back is there, published (no item carries `wb`, the record is gone)
+    # Then after it the whole write-back is there, published: no item carries `wb`, the record expires (TTL)
     assert visible(store) == SIZE
     assert store.get(WS, written[-1].memory_id) is not None
     items = client.client.scan(TableName="memory")["Items"]
-    assert not [i for i in items if "wb" in i or i["sk"]["S"].startswith("WB#")]
+    assert not [i for i in items if "wb" in i]
+    [record] = [i for i in items if i["sk"]["S"].startswith("WB#")]
+    assert record["status"]["S"] == "committed" and "ttl" in record
+
+
+def test_a_commit_whose_answer_was_lost_is_a_success(faulty: tuple[Faulty, DynamoDbMemoryStore]) -> None:
+    client, store = faulty
+
+    def commit_then_lose_the_answer(kwargs: dict[str, Any]) -> None:
+        client.client.update_item(**kwargs)
+        raise ClientError({"Error": {"Code": "InternalServerError", "Message": "injected"}}, "UpdateItem")
+
+    # Given the commit happens but its answer never arrives (a retry would find the condition false)
+    client.hooks[("update_item", 2)] = commit_then_lose_the_answer
+    written = store.insert_batch(batch())
+    # Then the write-back is a success and whole: the record says committed, so nothing was discarded
+    assert len(written) == SIZE and visible(store) == SIZE
 
 
 def test_a_crash_after_the_commit_keeps_the_write_back_whole(faulty: tuple[Faulty, DynamoDbMemoryStore]) -> None:

@@ -4,8 +4,9 @@
    transactions of CHUNK, every item (M#, V#, the N# name claim) carrying `wb = <stage>`. Readers skip such items
    while the record is not `committed` (DynamoDbMemoryMarkers._published).
 2. commit: one conditional UpdateItem flips the record to `committed`: the moment the whole write-back appears.
-3. publish: `wb` is removed from the items (readers stop looking the record up), then the record is deleted. A crash
-   in this step is harmless: the record stays `committed` and readers keep resolving through it.
+3. publish: `wb` is removed from the items (readers stop looking the record up), then the record gets a TTL of a
+   day. A crash in this step is harmless: the record stays `committed` and readers keep resolving through it.
+A commit whose answer is lost (or that a retry finds done) is checked on the record: committed is a success.
 
 A failed stage transaction (the k-th as well as the first) discards what was staged: items, name claims, entity
 links and the record, so nothing is left behind and a retry finds the names free. A stage left by a crashed writer
@@ -31,6 +32,7 @@ STORE = "memory"
 CHUNK = 24  # memories per transaction: 4 items each (claim, record, vector, index marker) + the meta update <= 100
 TX_ITEMS = 100  # DynamoDB's TransactWriteItems limit
 STAGE_LEASE_S = 300.0  # far past the ingest function's 60 s timeout: an older pending stage has no living writer
+PUBLISHED_TTL_S = 86_400  # a published stage's record outlives every read that could still look it up
 Action = dict[str, Any]
 log = logging.getLogger("agentkb.memory_store")
 
@@ -104,18 +106,36 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
                 ConditionExpression="#s = :p", ExpressionAttributeNames={"#s": "status"},
                 ExpressionAttributeValues={":c": s("committed"), ":p": s("pending")}))
         except Exception:
-            try:
-                self._discard(ws, stage, list(range(first, first + len(records))), names,
-                              {(e, first + i) for i, r in enumerate(records) for e in r.entity_ids})
-            except Exception:  # what stays is invisible, and a retry reclaims it after the lease
-                log.warning("could not discard a failed write-back stage", extra={"workspace_id": ws, "stage": stage})
-            raise
+            # A commit whose answer was lost (or whose retry found it done) did happen: then this is a success.
+            status = self._status(ws, stage)
+            if status != "committed":
+                # Unreadable (None): left as it is for the reclaim after the lease; missing: reclaimed already.
+                if status == "pending":
+                    self._discard_quietly(ws, stage, records, first)
+                raise
         self._publish(ws, stage, list(range(first, first + len(records))), names)
         return out
 
+    def _status(self, ws: str, stage: str) -> str | None:
+        """The stage record's status ("missing" without one); None when it cannot be read."""
+        try:
+            record = self._get(f"MW#{ws}", f"WB#{stage}")
+        except Exception:
+            return None
+        return (get_s(record, "status") or "missing") if record else "missing"
+
+    def _discard_quietly(self, ws: str, stage: str, records: Sequence[MemoryRecord], first: int) -> None:
+        try:
+            self._discard(ws, stage, list(range(first, first + len(records))), [r.name for r in records],
+                          {(e, first + i) for i, r in enumerate(records) for e in r.entity_ids})
+        except Exception:  # what stays is invisible, and a retry reclaims it after the lease
+            log.warning("could not discard a failed write-back stage", extra={"workspace_id": ws, "stage": stage})
+
     def _publish(self, ws: str, stage: str, ids: list[int], names: list[str]) -> None:
-        """Drop `wb` from the committed items (transactions of <= 100 updates), then the record. Best effort: an
-        item deleted meanwhile fails its transaction, and then the record stays, committed, for readers."""
+        """Drop `wb` from the committed items (transactions of <= 100 updates), then let the record expire (TTL)
+        long after any reader that saw `wb` looked it up (deleting it at once could hide a committed memory from a
+        read in flight). Best effort: an item deleted meanwhile fails its transaction, and then the record stays,
+        committed and without TTL, for readers."""
         keys = [key(f"MW#{ws}", p + mid(i)) for i in ids for p in ("M#", "V#")] + [
             key(f"MW#{ws}", f"N#{name}") for name in names]
         updates = [{"Update": {"TableName": self.table, "Key": k, "UpdateExpression": "REMOVE wb",
@@ -123,7 +143,10 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
         try:
             for start in range(0, len(updates), TX_ITEMS):
                 self._transact(updates[start:start + TX_ITEMS])
-            guarded(STORE, lambda: self.client.delete_item(TableName=self.table, Key=key(f"MW#{ws}", f"WB#{stage}")))
+            guarded(STORE, lambda: self.client.update_item(
+                TableName=self.table, Key=key(f"MW#{ws}", f"WB#{stage}"), UpdateExpression="SET #t = :t",
+                ExpressionAttributeNames={"#t": "ttl"},
+                ExpressionAttributeValues={":t": n(int(time.time()) + PUBLISHED_TTL_S)}))
         except Exception:  # committed and visible: the record keeps resolving what still carries `wb`
             log.warning("write-back published in part", extra={"workspace_id": ws, "stage": stage})
 
