@@ -27,9 +27,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+# Run as a script, bench/ is sys.path[0]: its recall.py would shadow the recall function's package.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 for extra in (ROOT, ROOT / "functions", ROOT / "tests" / "aws"):
     if str(extra) not in sys.path:
-        sys.path.insert(0, str(extra))
+        sys.path.append(str(extra))  # appended: a test imports this module, and must keep its own path order
 
 REGION = "eu-west-1"
 WORKSPACE = "ob1-staging"  # the harness's default workspace
