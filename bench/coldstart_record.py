@@ -110,7 +110,6 @@ def _resources() -> tuple[str, str, str]:
 
 def _cold() -> None:
     """Forget everything a warm execution environment keeps, so the next request makes a cold start's calls."""
-    from aws_lambda_powertools.utilities import parameters
 
     from agentkb.adapters.aws.dynamodb_tables import aws_client
     from agentkb.composition import reset_ports
@@ -119,7 +118,6 @@ def _cold() -> None:
     reset_settings()
     reset_ports()
     aws_client.cache_clear()
-    parameters.clear_caches()
 
 
 class _Context:
