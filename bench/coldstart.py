@@ -139,10 +139,11 @@ def first_response(args: argparse.Namespace, env: dict[str, str], cwd: Path) -> 
     from coldstart_first import load_average, measure
 
     before = load_average()
-    functions = measure(args.recording, args.runs, env, cwd, rerecord=args.rerecord)
+    functions = measure(args.recording, args.runs, env, cwd, rerecord=args.rerecord,
+                        progress=args.recording.with_name("coldstart-first-response.partial.json"))
     print(json.dumps({"bench": "coldstart-first-response", "layout": args.layout, "runs": args.runs,
                       "functions": functions, "target_ratio": TARGET_RATIO,
-                      "ok": all(f["wall"]["ratio"] <= TARGET_RATIO for f in functions.values()),
+                      "ok": all("wall" in f and f["wall"]["ratio"] <= TARGET_RATIO for f in functions.values()),
                       "load_average_before": before, "load_average_after": load_average(), "cpus": os.cpu_count()}))
     return 0
 

@@ -103,15 +103,16 @@ def environments(recording: dict[str, Any], name: str, base: dict[str, str]) -> 
     return {"stack": env, "untraced": untraced}
 
 
-def _run(code: str, env: dict[str, str], cwd: Path) -> list[float]:
+def _run(code: str, env: dict[str, str], cwd: Path) -> list[float] | str:
+    """The snippet's numbers, or the tail of its error (a failed run is counted and reported, not measured)."""
     done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True)
     if done.returncode != 0:
-        raise SystemExit(f"measurement failed:\n{done.stderr[-3000:]}")
+        return done.stderr.strip().splitlines()[-1][:300]
     return [float(v) for v in done.stdout.strip().splitlines()[-1].split()]
 
 
 def measure(recording_path: Path, runs: int, base_env: dict[str, str], cwd: Path, *,
-            rerecord: bool = False) -> dict[str, Any]:
+            rerecord: bool = False, progress: Path | None = None) -> dict[str, Any]:
     """Median first-response times per function and variant; the recording is made when missing or asked for."""
     if rerecord or not recording_path.exists():
         record(recording_path)
@@ -125,18 +126,29 @@ def measure(recording_path: Path, runs: int, base_env: dict[str, str], cwd: Path
         handler = HANDLER.format(**args, status=OK[name])
         plans += [(f"{name}/floor", floor, envs["stack"]), (f"{name}/stack", handler, envs["stack"]),
                   (f"{name}/untraced", handler, envs["untraced"])]
-    for _ in range(runs):  # interleaved: every variant once per round
+    failures: dict[str, list[str]] = {}
+    for done_rounds in range(1, runs + 1):  # interleaved: every variant once per round
         for label, code, env in plans:
-            samples.setdefault(label, []).append(_run(code, env, cwd))
-    return summarize(samples, recording)
+            result = _run(code, env, cwd)
+            if isinstance(result, str):
+                failures.setdefault(label, []).append(result)
+            else:
+                samples.setdefault(label, []).append(result)
+        if progress is not None:  # a long run on a loaded machine leaves its figures so far
+            progress.write_text(json.dumps({"rounds": done_rounds, **summarize(samples, recording, failures)}))
+    return summarize(samples, recording, failures)
 
 
-def summarize(samples: dict[str, list[list[float]]], recording: dict[str, Any]) -> dict[str, Any]:
+def summarize(samples: dict[str, list[list[float]]], recording: dict[str, Any],
+              failures: dict[str, list[str]]) -> dict[str, Any]:
     def median_ms(label: str, column: int) -> float:
         return round(statistics.median(s[column] for s in samples[label]) * 1000, 1)
 
     out: dict[str, Any] = {}
     for name in FUNCTIONS:
+        if not all(samples.get(f"{name}/{v}") for v in ("floor", "stack", "untraced")):
+            out[name] = {"failed_runs": {k: v for k, v in failures.items() if k.startswith(f"{name}/")}}
+            continue
         row: dict[str, Any] = {}
         for clock, column in (("wall", 1), ("cpu", 3)):  # CPU time: what a loaded shared machine inflates least
             floor = median_ms(f"{name}/floor", column)
@@ -146,7 +158,8 @@ def summarize(samples: dict[str, list[list[float]]], recording: dict[str, Any]) 
                           "init_ms": median_ms(f"{name}/stack", column - 1),
                           "floor_init_ms": median_ms(f"{name}/floor", column - 1)}
         out[name] = {**row, "aws_calls_recorded": len(recording["exchanges"][name]),
-                     "aws_calls_made": sorted({int(s[4]) for s in samples[f"{name}/stack"]})}
+                     "aws_calls_made": sorted({int(s[4]) for s in samples[f"{name}/stack"]}),
+                     "failed_runs": {k: v for k, v in failures.items() if k.startswith(f"{name}/")}}
     return out
 
 
