@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "functions"), str(ROOT / "bench"), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT / "functions"), str(ROOT / "bench"), str(ROOT / "tests"), str(ROOT)]
 os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("AGENTKB_RATE_LIMIT_PER_MINUTE", "1000000")  # a benchmark, not a tenant

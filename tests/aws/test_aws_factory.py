@@ -81,14 +81,14 @@ def test_every_client_and_the_signer_come_from_one_session(aws_settings: AwsEnv,
     monkeypatch.setattr(boto3.session, "Session", counting)
     dynamodb_tables._session.cache_clear()
     aws_client.cache_clear()
-    # When a cold request's clients, the OpenSearch credentials and the pepper's provider are built
+    # When a cold request's clients, the OpenSearch credentials and the pepper are fetched
     container = get_ports()
-    container.secrets._provider  # noqa: B018 - builds the Secrets Manager provider over our client
+    assert container.secrets.key_pepper()  # through the shared Secrets Manager client
     clients = [aws_client(service, "eu-west-1") for service in ("dynamodb", "secretsmanager", "bedrock-runtime")]
     credentials = dynamodb_tables.aws_credentials()
     # Then one session made them all
     assert len(created) == 1
     assert len({id(c) for c in clients}) == 3 and credentials is not None
-    assert container.secrets._provider.client.meta.service_model.service_name == "secretsmanager"
+    assert container.secrets._client().meta.service_model.service_name == "secretsmanager"
     dynamodb_tables._session.cache_clear()
     aws_client.cache_clear()

@@ -13,6 +13,10 @@ from agentkb.config import metrics_enabled, tracing_enabled
 logger = Logger(service="agentkb")
 metrics = Metrics(namespace="agentkb", service="agentkb")
 F = TypeVar("F", bound=Callable[..., Any])
+# The functions' only I/O: boto3 (botocore) and the OpenSearch transport (urllib3 over http.client). Powertools'
+# default patches every library X-Ray knows that is importable (requests, sqlite3, httpx, ...): ~45 ms more CPU
+# at cold start for calls these functions never make (bench/coldstart.py --first-response).
+TRACED_MODULES = ("botocore", "httplib")
 if not metrics_enabled():
     # count_response adds nothing then, and Powertools would warn on the first flush of an empty buffer (local runs,
     # benchmarks, tests); with metrics on, every response adds a count and the warning cannot happen.
@@ -29,7 +33,8 @@ def capture_handler(handler: F) -> F:
         return handler
     from aws_lambda_powertools import Tracer
 
-    return Tracer(service="agentkb").capture_lambda_handler(capture_response=False)(handler)  # type: ignore[no-any-return]
+    tracer = Tracer(service="agentkb", patch_modules=TRACED_MODULES)
+    return tracer.capture_lambda_handler(capture_response=False)(handler)  # type: ignore[no-any-return]
 
 
 def count_response(status: int) -> None:
