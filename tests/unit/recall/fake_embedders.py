@@ -34,8 +34,10 @@ class FailingEmbedder(HashEmbedder):
 
     def __init__(self, error: Exception | None = None, hang: threading.Event | None = None) -> None:
         self.error, self.hang = error, hang
+        self.entered = 0  # query calls that started (a call cancelled before a worker took it never does)
 
     def embed_query(self, text: str) -> list[float]:
+        self.entered += 1
         if self.hang is not None:
             self.hang.wait(5)
         if self.error is not None:
