@@ -135,9 +135,9 @@ def test_superseding_and_idempotency_match_the_embedded_store(stores: Any) -> No
             store.insert(record("other"), IdempotencyRecord("alice", "k1", "b9"))
         assert (first.memory_id, second.memory_id, second.revision) == (1, 2, 2)
     sqlite, ddb = stores
-    assert ddb.find_live(WS, "runbook") == sqlite.find_live(WS, "runbook")
-    assert ddb.find_live(WS, "runbook").response["supersedes"] == 1  # type: ignore[union-attr]
-    assert ddb.find_live(WS, "missing") is None is sqlite.find_live(WS, "missing")
+    assert ddb.find_live(WS, "N#runbook") == sqlite.find_live(WS, "N#runbook")
+    assert ddb.find_live(WS, "N#runbook").response["supersedes"] == 1  # type: ignore[union-attr]
+    assert ddb.find_live(WS, "N#missing") is None is sqlite.find_live(WS, "N#missing")
     for principal, k in itertools.product(("alice", "bob"), ("k1", "k2", "k3")):
         assert ddb.find_idempotent(WS, principal, k) == sqlite.find_idempotent(WS, principal, k)
     for sc in (scope(), scope(include_stale=True)):  # the superseded revision is stale for recall
@@ -154,7 +154,7 @@ def test_a_lost_race_for_a_live_name_is_a_conflict(stores: Any) -> None:
     racer._get = lambda pk, sk: pointer if sk == "N#runbook" else real_get(pk, sk)  # type: ignore[method-assign]
     with pytest.raises(Conflict):
         racer.insert(replace(record("runbook"), body="v2b"))
-    assert ddb.find_live(WS, "runbook").revision == 2  # type: ignore[union-attr]
+    assert ddb.find_live(WS, "N#runbook").revision == 2  # type: ignore[union-attr]
 
 
 def test_stopwords_match_the_embedded_fts_query() -> None:

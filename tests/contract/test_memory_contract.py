@@ -65,7 +65,7 @@ def test_revisions_supersede_and_idempotency_keys_are_single_use(store: Any) -> 
     first = store.insert(record("deploy"), IdempotencyRecord("alice", "k1", "b1"))
     second = store.insert(record("deploy", body="deploy notes v2"))
     assert (second.revision, second.response["supersedes"]) == (2, first.memory_id)
-    assert store.find_live(WS, "deploy").memory_id == second.memory_id
+    assert store.find_live(WS, "N#deploy").memory_id == second.memory_id
     assert store.find_idempotent(WS, "alice", "k1")[0] == "b1"
     with pytest.raises(Conflict):
         store.insert(record("other"), IdempotencyRecord("alice", "k1", "b2"))
@@ -78,7 +78,7 @@ def test_a_batch_is_all_or_nothing(store: Any) -> None:
     store.insert(record("taken"))
     with pytest.raises(Conflict):
         store.insert_batch([record("fresh-1"), record("taken")])
-    assert store.find_live(WS, "fresh-1") is None
+    assert store.find_live(WS, "N#fresh-1") is None
     assert store.list_memories(MemoryListQuery(WS)).items[0].name == "taken"
     written = store.insert_batch([record("fresh-1", labels={"review_status": "pending"}, extra={"a": [1]}),
                                   record("fresh-2", embedding=unit(0, 1, 0, 0))])
@@ -135,7 +135,7 @@ def test_forgetting_removes_every_revision_link_and_key(store: Any) -> None:
                    lambda: ids(store.lexical_search(wide, "launch codes deploy", 10)),
                    lambda: [m for m, _ in store.linked_memories(wide, ["e1"], 10)]):
         assert search() == [keep.memory_id]
-    assert store.get(WS, first.memory_id) is None and store.find_live(WS, "secret plan") is None
+    assert store.get(WS, first.memory_id) is None and store.find_live(WS, "N#secret plan") is None
     assert store.find_idempotent(WS, "alice", "k") is None
     assert store.entity_links(WS, [first.memory_id, second.memory_id]) == {}
     assert store.delete(WS, second.memory_id) == []

@@ -1,14 +1,10 @@
-"""Open finding (reported to the memory owners, not fixed here): memory names are one namespace per workspace, so
-a write by another principal of the same workspace under the name of a personal memory supersedes it (its owner's
-recall and list lose it, the writer learns it exists from `supersedes`), and forgetting the writer's revision then
-forgets every revision of the name, the personal one included. Strict xfail: this test fails the day it is fixed,
-so the marker must go with the fix."""
+"""Issue 18 item 5: a personal memory's name lives in its owner's namespace, so a write by another principal of
+the same workspace under that name never supersedes it, never learns of it, and forgetting the writer's memory
+forgets the writer's chain only (engine-level cases: tests/contract/ memory namespace tests)."""
 
 from __future__ import annotations
 
 from typing import Any
-
-import pytest
 
 from tests.helpers import body_of, mint, rest_event
 from tests.reliability.corpus import replay
@@ -20,8 +16,6 @@ def _list(key: str) -> list[dict[str, Any]]:
     return list(body_of(listed)["data"])
 
 
-@pytest.mark.xfail(strict=True, reason="memory names are per workspace: another principal's write supersedes a "
-                                       "personal memory (open finding of issue 18, memory service)")
 def test_another_principals_write_never_touches_a_personal_memory(container: Any) -> None:
     alice = mint(container, ["w"], ["api:read", "api:write"], "alice")
     bob = mint(container, ["w"], ["api:read", "api:write"], "bob")

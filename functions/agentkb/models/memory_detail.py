@@ -6,6 +6,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+SHARED_NAME = "N#"  # the workspace namespace: also the DynamoDB claim key of every name written before issue 18
+PERSONAL_NAME = "O#"  # an owner's namespace (not "P#": the DynamoDB memory table's index markers use that prefix)
+
+
+def name_key(visibility: str, owner_id: str | None, name: str) -> str:
+    """The namespace key of a memory name: a write supersedes only the live memory of the same key.
+
+    A personal memory's name lives in its owner's namespace, every shared visibility in the workspace's one. The
+    owner is length-prefixed, so no (owner, name) pair and no shared name can ever encode to the same key."""
+    if visibility == "personal":
+        owner = owner_id or ""
+        return f"{PERSONAL_NAME}{len(owner)}:{owner}#{name}"
+    return SHARED_NAME + name
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryFields:
@@ -31,6 +45,10 @@ class MemoryFields:
     relation_count: int = 0
     labels: Mapping[str, str] = field(default_factory=dict)  # flat strings a listing can filter on (OB1 statuses)
     extra: Mapping[str, Any] = field(default_factory=dict)  # any JSON kept with the memory (OB1 provenance, history)
+
+    @property
+    def name_key(self) -> str:
+        return name_key(self.visibility, self.owner_id, self.name)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

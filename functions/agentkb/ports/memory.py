@@ -15,8 +15,10 @@ if TYPE_CHECKING:  # annotations only: keeps the handlers' cold import light
 class MemoryStore(Protocol):
     """Memory revisions per workspace. Every recall read applies the RecallScope inside its query, before ranking."""
 
-    def find_live(self, workspace_id: str, name: str) -> StoredMemory | None:
-        """The current (not superseded) revision of a memory name."""
+    def find_live(self, workspace_id: str, key: str) -> StoredMemory | None:
+        """The current (not superseded) revision of a memory name in a namespace (`name_key`, models.memory_detail).
+
+        Every name lookup (supersede, forget, batches) goes by that key: a personal name is its owner's alone."""
         ...
 
     def find_idempotent(self, workspace_id: str, principal: str, key: str) -> tuple[str, StoredMemory] | None:
@@ -78,7 +80,8 @@ class MemoryStore(Protocol):
         ...
 
     def delete(self, workspace_id: str, memory_id: int) -> list[int]:
-        """Forget every revision of the memory's name: store, vectors, indexes, entity links. The ids deleted."""
+        """Forget every revision of the memory's name in its namespace (its own chain only): store, vectors,
+        indexes, entity links. The ids deleted."""
         ...
 
 

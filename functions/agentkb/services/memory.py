@@ -13,6 +13,7 @@ from agentkb.errors import BadRequest, Conflict, DependencyError, NotFound, Serv
 from agentkb.models.domain import Principal
 from agentkb.models.graph import canonical_json
 from agentkb.models.memory import IdempotencyRecord, MemoryRecord, MemoryWriteRequest, parse_timestamp
+from agentkb.models.memory_detail import name_key
 from agentkb.ports import Embedder, GraphStore, MemoryStore
 from agentkb.services.memory_firewall import enforce_firewall
 from agentkb.services.memory_graph import write_memory_graph
@@ -80,7 +81,7 @@ def write_memory(request: MemoryWriteRequest, principal: Principal, deps: Memory
                 raise Conflict("This idempotency key was used with a different request body")
             return MemoryWriteOutcome(200, found[1].response)
         idempotency = IdempotencyRecord(principal.id, request.idempotency_key, request_hash)
-    live = deps.store.find_live(ws, request.name)
+    live = deps.store.find_live(ws, name_key(request.visibility, owner, request.name))
     if live is not None and live.request_hash == request_hash and idempotency is None:
         return MemoryWriteOutcome(200, live.response)  # unchanged: no new revision
     try:

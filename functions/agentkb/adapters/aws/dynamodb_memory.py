@@ -6,6 +6,7 @@ Items (`ws` = workspace id, `<id>` = the memory id zero-padded to 12 digits so s
   MW#<ws>           M#<id>            the revision: every field, text (name/description/body) and the facets below
   MW#<ws>           V#<id>            the vector leg: facets + embedding (B, float32 little-endian)
   MW#<ws>           N#<name>          memory_id, revision of the live revision: name uniqueness (conditional put)
+  MW#<ws>           O#<n>:<owner>#<name>  the same for a personal name, in its owner's namespace (dynamodb_memory_names)
   MW#<ws>           I#["principal","key"]  body_hash, memory_id: idempotency (attribute_not_exists)
   MW#<ws>           P#~<id>           unindexed: written with the memory when an index is attached (track_index),
                                       deleted once the OpenSearch memory index accepted the document
@@ -60,6 +61,7 @@ from agentkb.adapters.aws.dynamodb_memory_match import (
     rank_by_cosine,
     term_match,
 )
+from agentkb.adapters.aws.dynamodb_memory_names import DynamoDbMemoryNames
 from agentkb.adapters.aws.dynamodb_tables import batch_get, batch_write, get_n, get_s, key, n, query_all, s
 from agentkb.errors import Conflict
 from agentkb.models.memory import IdempotencyRecord, MemoryRecord, StoredMemory
@@ -68,7 +70,7 @@ from agentkb.models.recall import MemoryView, RecallScope
 STORE = "memory"
 
 
-class DynamoDbMemoryStore(DynamoDbMemoryDetails, DynamoDbMemoryBatches):
+class DynamoDbMemoryStore(DynamoDbMemoryDetails, DynamoDbMemoryBatches, DynamoDbMemoryNames):
     """MemoryStore port on the memory table. `track_index`: write the unindexed marker with every memory."""
 
     store = STORE
@@ -95,8 +97,8 @@ class DynamoDbMemoryStore(DynamoDbMemoryDetails, DynamoDbMemoryBatches):
                 kwargs["ExpressionAttributeNames"] = {"#n": "name"}
         return self._published(scope.workspace_id, list(query_all(self.client, STORE, **kwargs)))
 
-    def find_live(self, workspace_id: str, name: str) -> StoredMemory | None:
-        pointer = self._get(f"MW#{workspace_id}", f"N#{name}")
+    def find_live(self, workspace_id: str, key: str) -> StoredMemory | None:
+        pointer = self._get(f"MW#{workspace_id}", key)
         if pointer is None:
             return None
         item = self._get(f"MW#{workspace_id}", "M#" + mid(get_n(pointer, "memory_id")))
@@ -117,20 +119,12 @@ class DynamoDbMemoryStore(DynamoDbMemoryDetails, DynamoDbMemoryBatches):
         ws = f"MW#{record.workspace_id}"
         if idempotency is not None and self._get(ws, self._idem_sk(idempotency.principal, idempotency.key)):
             raise Conflict("This idempotency key was already used")
-        pointer = self._get(ws, f"N#{record.name}")
-        previous = get_n(pointer, "memory_id") if pointer else None
-        revision = get_n(pointer, "revision") + 1 if pointer else 1
         memory_id = self._allocate(1)
+        claim = self._claim(record, memory_id)
+        previous, revision = claim.previous, claim.revision
         item, vector, links = revision_items(record, memory_id, revision, previous)
         batch_write(self.client, STORE, self.table, [{"PutRequest": {"Item": link}} for link in links])
-        claim: dict[str, Any] = {"Put": {"TableName": self.table, "Item": {
-            **key(ws, f"N#{record.name}"), "memory_id": n(memory_id), "revision": n(revision)}}}
-        if previous is None:
-            claim["Put"]["ConditionExpression"] = "attribute_not_exists(pk)"
-        else:
-            claim["Put"]["ConditionExpression"] = "memory_id = :prev"
-            claim["Put"]["ExpressionAttributeValues"] = {":prev": n(previous)}
-        actions: list[dict[str, Any]] = [claim, {"Put": {"TableName": self.table, "Item": item}},
+        actions: list[dict[str, Any]] = [*claim.actions, {"Put": {"TableName": self.table, "Item": item}},
                                          {"Put": {"TableName": self.table, "Item": vector}},
                                          {"Update": self._meta(record)}]
         if previous is not None:

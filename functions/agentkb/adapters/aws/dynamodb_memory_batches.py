@@ -41,7 +41,7 @@ class DynamoDbMemoryBatches(DynamoDbMemoryStaging):
         try:
             return self._insert_batch(records)
         except Conflict:
-            if not self._reclaim(records[0].workspace_id, [r.name for r in records]):
+            if not self._reclaim(records[0].workspace_id, [r.name_key for r in records]):
                 raise
         return self._insert_batch(records)
 
@@ -60,7 +60,7 @@ class DynamoDbMemoryBatches(DynamoDbMemoryStaging):
         metas: dict[str, MemoryRecord] = {}
         for offset, r in enumerate(records):
             item, vector, links = revision_items(r, first + offset, 1, None)
-            pointer = {**key(f"MW#{r.workspace_id}", f"N#{r.name}"), "memory_id": n(first + offset),
+            pointer = {**key(f"MW#{r.workspace_id}", r.name_key), "memory_id": n(first + offset),
                        "revision": n(1)}
             marker = [self._unindexed(r.workspace_id, first + offset)] if self.track_index else []
             requests += [{"PutRequest": {"Item": i}} for i in (*links, *marker, item, vector, pointer)]

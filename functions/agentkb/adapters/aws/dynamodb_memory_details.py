@@ -16,8 +16,8 @@ from typing import Any
 from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failure
 from agentkb.adapters.aws.dynamodb_memory_items import change_updates, detail, mid, set_expression
 from agentkb.adapters.aws.dynamodb_memory_markers import DynamoDbMemoryMarkers
-from agentkb.adapters.aws.dynamodb_tables import batch_write, get_n, get_s, key, n, query_all, s
-from agentkb.models.memory_detail import MemoryChange, MemoryDetail, MemoryListQuery, MemoryPage, viewable
+from agentkb.adapters.aws.dynamodb_tables import batch_get, batch_write, get_n, get_s, key, n, query_all, s
+from agentkb.models.memory_detail import MemoryChange, MemoryDetail, MemoryListQuery, MemoryPage, name_key, viewable
 
 STORE = "memory"
 _STATUS = {"live": "superseded = :zero AND stale = :zero", "superseded": "superseded = :one",
@@ -129,19 +129,24 @@ class DynamoDbMemoryDetails(DynamoDbMemoryMarkers):
         return self.get(workspace_id, memory_id)
 
     def delete(self, workspace_id: str, memory_id: int) -> list[int]:
-        """Forget every revision of the memory's name; the ids deleted ([] when it does not exist)."""
+        """Forget every revision of the memory's name in its namespace (its own chain only); the ids deleted."""
         ws = f"MW#{workspace_id}"
         first = self._get(ws, "M#" + mid(memory_id))
         if first is None:
             return []
         name = get_s(first, "name") or ""
-        revisions = list(query_all(
+        own = item_key(first)
+        revisions = [i for i in query_all(
             self.client, STORE, TableName=self.table, ConsistentRead=True,
             KeyConditionExpression="pk = :pk AND begins_with(sk, :m)", FilterExpression="#n = :name",
-            ProjectionExpression="memory_id, entity_ids", ExpressionAttributeNames={"#n": "name"},
-            ExpressionAttributeValues={":pk": s(ws), ":m": s("M#"), ":name": s(name)}))
+            ProjectionExpression="memory_id, entity_ids, visibility, owner_id, #n",
+            ExpressionAttributeNames={"#n": "name"},
+            ExpressionAttributeValues={":pk": s(ws), ":m": s("M#"), ":name": s(name)}) if item_key(i) == own]
         ids = [get_n(i, "memory_id") for i in revisions]
-        keys = [key(ws, f"N#{name}")]
+        # its own claim, and an old-layout `N#` claim only while it still names this chain (never another's)
+        keys = [key(ws, get_s(c, "sk") or "") for c in batch_get(
+            self.client, STORE, self.table, [key(ws, k) for k in dict.fromkeys((own, "N#" + name))], consistent=True)
+            if get_n(c, "memory_id") in ids]
         for item in revisions:
             memory = mid(get_n(item, "memory_id"))
             keys += [key(ws, prefix + memory) for prefix in ("M#", "V#", "P#~")]
@@ -153,3 +158,8 @@ class DynamoDbMemoryDetails(DynamoDbMemoryMarkers):
         unique = {json.dumps(k, sort_keys=True): k for k in keys}  # a batch must not name one key twice
         batch_write(self.client, STORE, self.table, [{"DeleteRequest": {"Key": k}} for k in unique.values()])
         return ids
+
+
+def item_key(item: dict[str, Any]) -> str:
+    """The namespace key (models.memory_detail.name_key) of a stored M# item."""
+    return name_key(get_s(item, "visibility") or "", get_s(item, "owner_id"), get_s(item, "name") or "")

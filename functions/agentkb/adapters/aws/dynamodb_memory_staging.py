@@ -1,7 +1,7 @@
 """Write-backs larger than one TransactWriteItems (100 items) on DynamoDB, still whole or absent for every reader.
 
 1. stage: a `WB#<stage>` record (status `pending`, the memory ids and names, the start time), then the memories in
-   transactions of CHUNK, every item (M#, V#, the N# name claim) carrying `wb = <stage>`. Readers skip such items
+   transactions of CHUNK, every item (M#, V#, the N#/O# name claim) carrying `wb = <stage>`. Readers skip such items
    while the record is not `committed` (DynamoDbMemoryMarkers._published).
 2. commit: one conditional UpdateItem flips the record to `committed`: the moment the whole write-back appears.
 3. publish: `wb` is removed from the items (readers stop looking the record up), then the record gets a TTL of a
@@ -27,6 +27,7 @@ from agentkb.adapters.aws.dynamodb_memory_markers import DynamoDbMemoryMarkers
 from agentkb.adapters.aws.dynamodb_tables import batch_get, batch_write, get_n, get_s, guarded, key, n, s
 from agentkb.errors import Conflict
 from agentkb.models.memory import MemoryRecord, StoredMemory
+from agentkb.models.memory_detail import SHARED_NAME
 
 STORE = "memory"
 CHUNK = 24  # memories per transaction: 4 items each (claim, record, vector, index marker) + the meta update <= 100
@@ -51,7 +52,7 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
                         stage: str | None) -> tuple[list[Action], list[dict[str, Any]], StoredMemory]:
         """The new name's claim, record, vector (and index marker) of one memory, and its entity link items."""
         item, vector, links = revision_items(r, memory_id, 1, None)
-        claim = {**key(f"MW#{r.workspace_id}", f"N#{r.name}"), "memory_id": n(memory_id), "revision": n(1)}
+        claim = {**key(f"MW#{r.workspace_id}", r.name_key), "memory_id": n(memory_id), "revision": n(1)}
         if stage is not None:
             for staged in (claim, item, vector):
                 staged["wb"] = s(stage)
@@ -92,9 +93,9 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
     def _write_staged(self, records: Sequence[MemoryRecord], first: int) -> list[StoredMemory]:
         """Stage, commit, publish (module docstring); on any failure before the commit nothing stays behind."""
         ws, stage = records[0].workspace_id, mid(first)
-        names = [r.name for r in records]
+        names = [r.name_key for r in records]  # the claim keys (name_key): stage records of old carry `names`
         record = {**key(f"MW#{ws}", f"WB#{stage}"), "status": s("pending"), "first": n(first),
-                  "names": {"L": [s(name) for name in names]}, "started": n(time.time())}
+                  "keys": {"L": [s(name) for name in names]}, "started": n(time.time())}
         guarded(STORE, lambda: self.client.put_item(TableName=self.table, Item=record,
                                                     ConditionExpression="attribute_not_exists(pk)"))
         out: list[StoredMemory] = []
@@ -126,7 +127,7 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
 
     def _discard_quietly(self, ws: str, stage: str, records: Sequence[MemoryRecord], first: int) -> None:
         try:
-            self._discard(ws, stage, list(range(first, first + len(records))), [r.name for r in records],
+            self._discard(ws, stage, list(range(first, first + len(records))), [r.name_key for r in records],
                           {(e, first + i) for i, r in enumerate(records) for e in r.entity_ids})
         except Exception:  # what stays is invisible, and a retry reclaims it after the lease
             log.warning("could not discard a failed write-back stage", extra={"workspace_id": ws, "stage": stage})
@@ -137,7 +138,7 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
         read in flight). Best effort: an item deleted meanwhile fails its transaction, and then the record stays,
         committed and without TTL, for readers."""
         keys = [key(f"MW#{ws}", p + mid(i)) for i in ids for p in ("M#", "V#")] + [
-            key(f"MW#{ws}", f"N#{name}") for name in names]
+            key(f"MW#{ws}", name) for name in names]
         updates = [{"Update": {"TableName": self.table, "Key": k, "UpdateExpression": "REMOVE wb",
                                "ConditionExpression": "attribute_exists(pk)"}} for k in keys]
         try:
@@ -156,7 +157,7 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
                           consistent=True)
         links |= {(e, get_n(item, "memory_id")) for item in found
                   for e in json.loads(get_s(item, "entity_ids") or "[]")}
-        claims = batch_get(self.client, STORE, self.table, [key(f"MW#{ws}", f"N#{name}") for name in names],
+        claims = batch_get(self.client, STORE, self.table, [key(f"MW#{ws}", name) for name in names],
                            consistent=True)
         keys = [key(f"MW#{ws}", p + mid(i)) for i in ids for p in ("M#", "V#", "P#~")]
         keys += [key(f"ME#{ws}#{e}", mid(i)) for e, i in sorted(links)]
@@ -166,7 +167,7 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
 
     def _reclaim(self, ws: str, names: Sequence[str]) -> bool:
         """Discard the abandoned stages (never committed, older than the lease) holding any of these names."""
-        claims = batch_get(self.client, STORE, self.table, [key(f"MW#{ws}", f"N#{name}") for name in names],
+        claims = batch_get(self.client, STORE, self.table, [key(f"MW#{ws}", name) for name in names],
                            consistent=True)
         stages = {get_s(c, "wb") or "" for c in claims if "wb" in c}
         if not stages:
@@ -181,10 +182,11 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
                 continue  # committed, or a writer may still be at work on it
             held = [c for c in claims if get_s(c, "wb") == stage]
             if record is not None:
-                stage_names = [v["S"] for v in record["names"]["L"]]
+                stage_names = ([v["S"] for v in record["keys"]["L"]] if "keys" in record
+                               else [SHARED_NAME + v["S"] for v in record["names"]["L"]])  # staged before issue 18
                 ids = list(range(get_n(record, "first"), get_n(record, "first") + len(stage_names)))
             else:  # a stage without its record is invisible for good: what remains is what its claims name
-                stage_names = [(get_s(c, "sk") or "")[2:] for c in held]
+                stage_names = [get_s(c, "sk") or "" for c in held]
                 ids = [get_n(c, "memory_id") for c in held]
             self._discard(ws, stage, ids, stage_names, set())
             reclaimed = True

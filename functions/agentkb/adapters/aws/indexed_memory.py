@@ -77,8 +77,8 @@ class IndexedMemoryStore:
         self.clock = clock
 
     # -- writes -------------------------------------------------------------------------------------------------
-    def find_live(self, workspace_id: str, name: str) -> StoredMemory | None:
-        return self.truth.find_live(workspace_id, name)
+    def find_live(self, workspace_id: str, key: str) -> StoredMemory | None:
+        return self.truth.find_live(workspace_id, key)
 
     def find_idempotent(self, workspace_id: str, principal: str, key: str) -> tuple[str, StoredMemory] | None:
         return self.truth.find_idempotent(workspace_id, principal, key)

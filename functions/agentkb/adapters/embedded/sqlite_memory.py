@@ -18,6 +18,7 @@ from agentkb.adapters.embedded.sqlite_memory_details import (
     delete_memory,
     detail_sql,
     list_sql,
+    migrate_name_keys,
     to_detail,
     update_memory,
 )
@@ -33,8 +34,7 @@ CREATE TABLE IF NOT EXISTS memories (
   description TEXT NOT NULL, body TEXT NOT NULL, confirmed INTEGER NOT NULL, stale INTEGER NOT NULL,
   superseded INTEGER NOT NULL DEFAULT 0, supersedes INTEGER, revision INTEGER NOT NULL, valid_until REAL,
   sensitivity INTEGER NOT NULL, source TEXT, request_hash TEXT NOT NULL, created_at TEXT NOT NULL,
-  updated_at REAL NOT NULL, entity_ids TEXT NOT NULL, relation_count INTEGER NOT NULL);
-CREATE UNIQUE INDEX IF NOT EXISTS memories_live_name ON memories (workspace_id, name) WHERE superseded = 0;
+  updated_at REAL NOT NULL, entity_ids TEXT NOT NULL, relation_count INTEGER NOT NULL, name_key TEXT);
 CREATE INDEX IF NOT EXISTS memories_eligibility ON memories (workspace_id, vis_rank, superseded, stale, confirmed,
   sensitivity, valid_until, updated_at, project_id, channel_id, owner_id);
 CREATE TABLE IF NOT EXISTS memory_vectors (id INTEGER PRIMARY KEY, workspace_id TEXT NOT NULL, embedding BLOB NOT NULL);
@@ -57,7 +57,7 @@ CREATE TABLE IF NOT EXISTS memory_meta (workspace_id TEXT PRIMARY KEY, version I
 CREATE TABLE IF NOT EXISTS memory_rewrites (workspace_id TEXT PRIMARY KEY, rewrites INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS memory_annotations (
   id INTEGER PRIMARY KEY, workspace_id TEXT NOT NULL, labels TEXT NOT NULL, extra TEXT NOT NULL);
-""")
+""", columns={"memories": ("name_key TEXT",)}, migrate=migrate_name_keys)
 
 _SUMMARY = ("id, name, revision, workspace_id, project_id, type, visibility, supersedes, entity_ids, relation_count,"
             " created_at, request_hash")
@@ -78,9 +78,9 @@ class SqliteMemoryStore(SqliteMemoryRecall):
     def __init__(self, db: Database) -> None:
         super().__init__(db)
 
-    def find_live(self, workspace_id: str, name: str) -> StoredMemory | None:
-        row = self.db.connection().execute(f"SELECT {_SUMMARY} FROM memories WHERE workspace_id = ? AND name = ?"
-                                           " AND superseded = 0", (workspace_id, name)).fetchone()
+    def find_live(self, workspace_id: str, key: str) -> StoredMemory | None:
+        row = self.db.connection().execute(f"SELECT {_SUMMARY} FROM memories WHERE workspace_id = ? AND name_key = ?"
+                                           " AND superseded = 0", (workspace_id, key)).fetchone()
         return _summary(row) if row else None
 
     def find_idempotent(self, workspace_id: str, principal: str, key: str) -> tuple[str, StoredMemory] | None:
@@ -142,13 +142,17 @@ class SqliteMemoryStore(SqliteMemoryRecall):
 
     def update(self, workspace_id: str, memory_id: int, change: MemoryChange) -> MemoryDetail | None:
         """Change one memory in place (one transaction); None when it does not exist."""
-        with self.db.transaction() as conn:
-            if not update_memory(conn, workspace_id, memory_id, change):
-                return None
+        try:
+            with self.db.transaction() as conn:
+                if not update_memory(conn, workspace_id, memory_id, change):
+                    return None
+        except sqlite3.IntegrityError as exc:  # its name is live in the namespace it would move to
+            raise Conflict("A live memory of the same name exists in that namespace") from exc
         return self.get(workspace_id, memory_id)
 
     def delete(self, workspace_id: str, memory_id: int) -> list[int]:
-        """Forget a memory: every revision of its name, their vectors, FTS rows, entity links, keys, annotations."""
+        """Forget a memory: every revision of its name in its namespace (its chain), their vectors, FTS rows, entity
+        links, keys, annotations."""
         with self.db.transaction() as conn:
             return delete_memory(conn, workspace_id, memory_id)
 
@@ -166,20 +170,20 @@ class SqliteMemoryStore(SqliteMemoryRecall):
         for r in records:
             previous = None
             if supersede:
-                previous = conn.execute("SELECT id, revision FROM memories WHERE workspace_id = ? AND name = ?"
-                                        " AND superseded = 0", (r.workspace_id, r.name)).fetchone()
+                previous = conn.execute("SELECT id, revision FROM memories WHERE workspace_id = ? AND name_key = ?"
+                                        " AND superseded = 0", (r.workspace_id, r.name_key)).fetchone()
                 if previous is not None:
                     conn.execute("UPDATE memories SET superseded = 1 WHERE id = ?", (previous["id"],))
             cur = conn.execute(
                 "INSERT INTO memories (workspace_id, project_id, visibility, vis_rank, owner_id, channel_id, type,"
                 " name, description, body, confirmed, stale, supersedes, revision, valid_until, sensitivity, source,"
-                " request_hash, created_at, updated_at, entity_ids, relation_count)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " request_hash, created_at, updated_at, entity_ids, relation_count, name_key)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (r.workspace_id, r.project_id, r.visibility, VISIBILITY_RANK[r.visibility], r.owner_id, r.channel_id,
                  r.type, r.name, r.description, r.body, int(r.confirmed), int(r.stale),
                  previous["id"] if previous else None, previous["revision"] + 1 if previous else 1, r.valid_until,
                  r.sensitivity, r.source, r.request_hash, r.created_at, r.updated_at, json.dumps(list(r.entity_ids)),
-                 r.relation_count))
+                 r.relation_count, r.name_key))
             memory_id = int(cur.lastrowid or 0)
             ids.append(memory_id)
             workspaces.add(r.workspace_id)

@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from agentkb.adapters.embedded.sqlite_db import Database
 from agentkb.models.memory import VISIBILITY_RANK
-from agentkb.models.memory_detail import MemoryChange, MemoryDetail, MemoryListQuery
+from agentkb.models.memory_detail import MemoryChange, MemoryDetail, MemoryListQuery, name_key
 
 _STATUS = {"live": "m.superseded = 0 AND m.stale = 0", "superseded": "m.superseded = 1", "stale": "m.stale = 1",
            "unconfirmed": "m.confirmed = 0"}
@@ -95,6 +96,9 @@ def update_memory(conn: sqlite3.Connection, ws: str, memory_id: int, change: Mem
     for column in ("owner_id", "description", "body", "updated_at"):
         if getattr(change, column) is not None:
             sets[column] = getattr(change, column)
+    if "visibility" in sets or "owner_id" in sets:  # the name moves to the new namespace (taken there: Conflict)
+        sets["name_key"] = name_key(sets.get("visibility", old["visibility"]), sets.get("owner_id", old["owner_id"]),
+                                    old["name"])
     if sets:
         conn.execute(f"UPDATE memories SET {', '.join(f'{c} = :{c}' for c in sets)} WHERE id = :id",
                      {**sets, "id": memory_id})
@@ -118,14 +122,26 @@ def update_memory(conn: sqlite3.Connection, ws: str, memory_id: int, change: Mem
 
 def delete_memory(conn: sqlite3.Connection, ws: str, memory_id: int) -> list[int]:
     """Delete every revision of the memory's name inside the caller's transaction; the ids deleted."""
-    row = conn.execute("SELECT name FROM memories WHERE workspace_id = ? AND id = ?", (ws, memory_id)).fetchone()
+    row = conn.execute("SELECT name_key FROM memories WHERE workspace_id = ? AND id = ?", (ws, memory_id)).fetchone()
     if row is None:
         return []
-    ids = [int(r[0]) for r in conn.execute("SELECT id FROM memories WHERE workspace_id = ? AND name = ?",
-                                           (ws, row["name"]))]
+    ids = [int(r[0]) for r in conn.execute("SELECT id FROM memories WHERE workspace_id = ? AND name_key = ?",
+                                           (ws, row["name_key"]))]
     marks = ",".join("?" * len(ids))
     for table, column in (("memory_vectors", "id"), ("memory_entities", "memory_id"),
                           ("memory_idempotency", "memory_id"), ("memory_annotations", "id"), ("memories", "id")):
         conn.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", ids)
     _bump(conn, ws)
     return ids
+
+
+def migrate_name_keys(db: Database) -> None:
+    """Databases from before per-owner names: key every row (personal names by owner), then swap the unique index
+    from (workspace, name) to (workspace, name_key). Idempotent; one transaction."""
+    with db.transaction() as conn:
+        rows = conn.execute("SELECT id, visibility, owner_id, name FROM memories WHERE name_key IS NULL").fetchall()
+        conn.executemany("UPDATE memories SET name_key = ? WHERE id = ?",
+                         [(name_key(r["visibility"], r["owner_id"], r["name"]), r["id"]) for r in rows])
+        conn.execute("DROP INDEX IF EXISTS memories_live_name")
+        conn.execute("CREATE UNIQUE INDEX IF NOT EXISTS memories_live_key ON memories (workspace_id, name_key)"
+                     " WHERE superseded = 0")
