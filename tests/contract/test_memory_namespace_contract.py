@@ -13,7 +13,7 @@ from test_dynamodb_memory import WS, record, unit
 from test_memory_contract import ids, scope, store  # noqa: F401 (the engine fixture)
 
 from agentkb.errors import Conflict
-from agentkb.models.memory_detail import MemoryListQuery, name_key
+from agentkb.models.memory_detail import MemoryChange, MemoryListQuery, name_key
 
 
 def _personal(owner: str, body: str, name: str = "mine", **fields: Any) -> Any:
@@ -81,3 +81,18 @@ def test_batches_claim_names_in_the_writers_namespace(store: Any) -> None:  # no
         store.insert_batch([_personal("alice", "again", name="other"), _personal("alice", "taken")])
     assert store.find_live(WS, name_key("personal", "alice", "other")) is None
     assert len(_live(store)) == 3
+
+
+def test_a_change_of_visibility_moves_the_name_to_its_new_namespace(store: Any) -> None:  # noqa: F811
+    bobs = store.insert(_personal("bob", "bob's note"))
+    store.update(WS, bobs.memory_id, MemoryChange(visibility="workspace"))
+    assert store.find_live(WS, "N#mine").memory_id == bobs.memory_id
+    assert store.find_live(WS, name_key("personal", "bob", "mine")) is None
+    assert store.insert(record("mine", body="alice's")).response["supersedes"] == bobs.memory_id
+    carols = store.insert(_personal("carol", "carol's"))
+    with pytest.raises(Conflict):  # the shared name is live: carol's memory cannot move onto it
+        store.update(WS, carols.memory_id, MemoryChange(visibility="workspace"))
+    assert store.get(WS, carols.memory_id).visibility == "personal"
+    store.update(WS, carols.memory_id, MemoryChange(owner_id="dave"))
+    assert store.find_live(WS, name_key("personal", "dave", "mine")).memory_id == carols.memory_id
+    assert store.insert(_personal("carol", "carol's new")).revision == 1

@@ -17,6 +17,7 @@ from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failur
 from agentkb.adapters.aws.dynamodb_memory_items import change_updates, detail, mid, set_expression
 from agentkb.adapters.aws.dynamodb_memory_markers import DynamoDbMemoryMarkers
 from agentkb.adapters.aws.dynamodb_tables import batch_get, batch_write, get_n, get_s, key, n, query_all, s
+from agentkb.errors import Conflict
 from agentkb.models.memory_detail import MemoryChange, MemoryDetail, MemoryListQuery, MemoryPage, name_key, viewable
 
 STORE = "memory"
@@ -119,14 +120,35 @@ class DynamoDbMemoryDetails(DynamoDbMemoryMarkers):
         if self.track_index:  # the index must learn the change: the marker makes recall read the truth meanwhile
             actions.append({"Put": {"TableName": self.table, "Item": {
                 **key(ws, "P#~" + mid(memory_id)), "memory_id": n(memory_id)}}})
+        moves = self._claim_move(ws, memory_id, change) if change.visibility or change.owner_id else []
         if actions:
             try:
-                self.client.transact_write_items(TransactItems=actions)
+                self.client.transact_write_items(TransactItems=actions + moves)
             except Exception as exc:
                 if is_conditional_failure(exc):
+                    if moves and self._get(ws, "M#" + mid(memory_id)) is not None:
+                        raise Conflict("A live memory of the same name exists in that namespace") from exc
                     return None
                 raise store_failure(exc, store=STORE) from exc
         return self.get(workspace_id, memory_id)
+
+    def _claim_move(self, ws: str, memory_id: int, change: MemoryChange) -> list[dict[str, Any]]:
+        """A live memory whose visibility or owner changes takes its name claim to its new namespace (the new key
+        must be free: else the transaction fails and the change is a Conflict)."""
+        item = self._get(ws, "M#" + mid(memory_id))
+        if item is None or ("superseded" in item and get_n(item, "superseded")):
+            return []  # a superseded revision holds no claim
+        old = item_key(item)
+        new = name_key(change.visibility or get_s(item, "visibility") or "",
+                       change.owner_id if change.owner_id is not None else get_s(item, "owner_id"),
+                       get_s(item, "name") or "")
+        if new == old:
+            return []
+        prev = {":id": n(memory_id)}
+        return [{"Delete": {"TableName": self.table, "Key": key(ws, old), "ExpressionAttributeValues": prev,
+                            "ConditionExpression": "attribute_not_exists(pk) OR memory_id = :id"}},
+                {"Put": {"TableName": self.table, "ConditionExpression": "attribute_not_exists(pk)",
+                         "Item": {**key(ws, new), "memory_id": n(memory_id), "revision": item["revision"]}}}]
 
     def delete(self, workspace_id: str, memory_id: int) -> list[int]:
         """Forget every revision of the memory's name in its namespace (its own chain only); the ids deleted."""
