@@ -116,8 +116,10 @@ def labels_of(extra: dict[str, Any], memory_type: str) -> dict[str, str]:
 
 
 def _replay(store: MemoryStore, workspace_id: str, prefix: str, principal: str) -> list[MemoryDetail]:
-    page = store.list_memories(MemoryListQuery(workspace_id, name_prefix=prefix, limit=MAX_ROWS, viewer=principal))
-    return sorted(page.items, key=lambda d: d.memory_id)
+    """The write-back's own memories: another principal's shared memories under these names are not its answer."""
+    page = store.list_memories(MemoryListQuery(workspace_id, name_prefix=prefix, labels={"origin": ORIGIN},
+                                               limit=MAX_ROWS, viewer=principal))  # /v1 memories carry no labels
+    return sorted((d for d in page.items if d.owner_id == principal), key=lambda d: d.memory_id)
 
 
 def writeback(request: Ob1WritebackRequest, principal: Principal, deps: WritebackDeps) -> dict[str, Any]:
