@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl, urlencode
 from agentkb.api.routes_table import RouteSpec
 from agentkb.composition import Ports
 from agentkb.errors import BadRequest, DomainError, PayloadTooLarge, RateLimited, UnsupportedMediaType
+from agentkb.models.digits import ascii_int
 from agentkb.models.domain import Principal, RateDecision
 from agentkb.services.auth import authenticate, require_scope
 
@@ -86,8 +87,8 @@ def over_limit(event: dict[str, Any], limit: int) -> bool:
     A declared Content-Length counts too: the local gateway drains an oversized body unread and sends the event
     without it, so the 413 is still answered here, after authentication, with the rate-limit headers.
     """
-    declared = (header(event.get("headers"), "content-length") or "").strip()
-    if declared.isascii() and declared.isdigit() and int(declared) > limit:  # '³'.isdigit(), yet int('³') fails
+    declared = ascii_int((header(event.get("headers"), "content-length") or "").strip())
+    if declared is not None and declared > limit:
         return True
     body = event.get("body")
     if not body:

@@ -10,6 +10,7 @@ import re
 import zipfile
 from xml.etree import ElementTree
 
+from agentkb.models.digits import ascii_int
 from agentkb.services.extract_text import Unreadable
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -42,7 +43,8 @@ def _level(paragraph: ElementTree.Element) -> int:
         return min(6, int(found.group(1)))
     outline = props.find(f"{W}outlineLvl")
     value = outline.get(f"{W}val") if outline is not None else None
-    return min(6, int(value) + 1) if value is not None and value.isascii() and value.isdigit() else 0
+    level = ascii_int(value)
+    return 0 if level is None else min(6, level + 1)
 
 
 def _text(element: ElementTree.Element) -> str:

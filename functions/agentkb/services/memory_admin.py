@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from agentkb.errors import BadRequest, NotFound
+from agentkb.models.digits import ascii_int
 from agentkb.models.domain import Principal
 from agentkb.models.memory import SENSITIVITY_BITS
 from agentkb.models.memory_detail import MemoryDetail, MemoryListQuery
@@ -46,9 +47,10 @@ def decode_cursor(cursor: str | None) -> int | None:
         text = base64.urlsafe_b64decode(cursor.encode()).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
         text = ""
-    if not text.startswith("m:") or not (text[2:].isascii() and text[2:].isdigit()):  # not "m:³"
+    before = ascii_int(text[2:]) if text.startswith("m:") else None
+    if before is None:
         raise BadRequest("Invalid cursor", details=[{"path": "cursor", "message": "use a nextCursor value"}])
-    return int(text[2:])
+    return before
 
 
 def list_memories(query: MemoryListQuery, principal: Principal, store: MemoryStore) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentkb.errors import BadRequest, DependencyError, NotFound, ServiceUnavailable
+from agentkb.models.digits import ascii_int
 from agentkb.models.domain import Principal
 from agentkb.models.memory_detail import MemoryChange, MemoryDetail, MemoryListQuery
 from agentkb.models.ob1 import Ob1ListFilter, Ob1ReviewRequest, Ob1UsageReport
@@ -46,9 +47,10 @@ class ReviewDeps:
 
 def memory_id(raw: str) -> int:
     """A path's memory id; anything but a positive integer names no memory (404)."""
-    if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:  # '³'.isdigit() is True, int('³') fails
+    value = ascii_int(raw) if len(raw) <= 18 else None
+    if value is None:
         raise NotFound("Memory not found")
-    return int(raw)
+    return value
 
 
 def reachable(store: MemoryStore, principal: Principal, workspace_id: str | None, raw_id: str) -> MemoryDetail:
@@ -155,8 +157,8 @@ def report_usage(request_id: str, report: Ob1UsageReport, principal: Principal, 
     trace = deps.traces.get(request_id)
     if trace is None or not principal.can_reach(trace.workspace_id):
         raise NotFound("Recall trace not found")
-    used = [int(m) for m in report.used_memory_ids if m.isascii() and m.isdigit()]  # not '³' (isdigit, no int)
-    ignored = {int(i.memory_id): i.reason for i in report.ignored if i.memory_id.isascii() and i.memory_id.isdigit()}
+    used = [n for n in map(ascii_int, report.used_memory_ids) if n is not None]
+    ignored = {n: i.reason for i in report.ignored if (n := ascii_int(i.memory_id)) is not None}
     updated = deps.traces.record_usage(request_id, used, ignored, deps.clock())
     if updated is None:
         raise NotFound("Recall trace not found")
