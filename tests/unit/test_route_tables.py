@@ -48,18 +48,32 @@ def test_the_document_is_built_without_the_function_apps() -> None:
     assert json.loads(done.stdout.splitlines()[-1]) == {"paths": len({r.path for r in ROUTES}), "apps": False}
 
 
+def _named_routes(text: str, prefix: str = "") -> set[tuple[str, str]]:
+    """Every route a document names, as `METHOD /path` or as the contracts' table rows `METHOD `/path``."""
+    import re
+
+    inline = re.findall(r"`(GET|POST|PUT|PATCH|DELETE) (/[^`?\s]*)", text)
+    tabled = re.findall(r"\b(GET|POST|PUT|PATCH|DELETE) `(/[^`?\s]*)`", text)
+    return {(method, prefix + path) for method, path in inline + tabled}
+
+
 def _documented_routes() -> set[str]:
-    """operationIds of every `METHOD /path` named in ../shared/API.md, the public interface."""
+    """operationIds of every route the public interface names: ../shared/API.md, the OB1 contract it adopts under
+    `/ob1`, and docs/ob1.md, which documents the two body-carrying listings OB1's Hermes plugin calls."""
     import re
 
     from agentkb.api.routes_table import match_route
     from tests.upstream import contracts_dir
 
-    text = (contracts_dir().parent / "API.md").read_text(encoding="utf-8")
+    api = (contracts_dir().parent / "API.md").read_text(encoding="utf-8")
+    assert "under the prefix `/ob1`" in api
+    named = (_named_routes(api)
+             | _named_routes((contracts_dir() / "ob1-agent-memory.md").read_text(encoding="utf-8"), "/ob1")
+             | _named_routes((ROOT / "docs" / "ob1.md").read_text(encoding="utf-8")))
     found: set[str] = set()
-    for method, path in re.findall(r"`(GET|POST|PUT|PATCH|DELETE) (/[^`?\s]*)", text):
+    for method, path in named:
         route = match_route(method, re.sub(r"\{\w+\}", "x", path))
-        assert route is not None, f"API.md names {method} {path}, which no function serves"
+        assert route is not None, f"the interface names {method} {path}, which no function serves"
         found.add(route[0].operation_id)
     return found
 
