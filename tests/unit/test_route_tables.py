@@ -59,7 +59,7 @@ def _named_routes(text: str, prefix: str = "") -> set[tuple[str, str]]:
 
 def _documented_routes() -> set[str]:
     """operationIds of every route the public interface names: ../shared/API.md, the OB1 contract it adopts under
-    `/ob1`, and docs/ob1.md, which documents the two body-carrying listings OB1's Hermes plugin calls."""
+    `/ob1`, and docs/interface.md, our additions to API.md (which is read-only outside this repository)."""
     import re
 
     from agentkb.api.routes_table import match_route
@@ -69,7 +69,7 @@ def _documented_routes() -> set[str]:
     assert "under the prefix `/ob1`" in api
     named = (_named_routes(api)
              | _named_routes((contracts_dir() / "ob1-agent-memory.md").read_text(encoding="utf-8"), "/ob1")
-             | _named_routes((ROOT / "docs" / "ob1.md").read_text(encoding="utf-8")))
+             | _named_routes((ROOT / "docs" / "interface.md").read_text(encoding="utf-8")))
     found: set[str] = set()
     for method, path in named:
         route = match_route(method, re.sub(r"\{\w+\}", "x", path))
