@@ -15,6 +15,8 @@ import threading
 import urllib.request
 from typing import Any
 
+import pytest
+
 from agentkb.api.observability import logger
 
 CONCURRENT = 4
@@ -59,7 +61,8 @@ def _write(base: str, key: str, probe: str) -> int:
         return int(response.status)
 
 
-def test_each_log_line_carries_its_own_requests_ids(container: Any, rw_key: str, override_ports: Any) -> None:
+def test_each_log_line_carries_its_own_requests_ids(container: Any, rw_key: str, override_ports: Any,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
     from agentkb.local.server import make_server
 
     # Given the threaded gateway, and four memory writes that meet inside their handlers
@@ -92,6 +95,9 @@ def test_each_log_line_carries_its_own_requests_ids(container: Any, rw_key: str,
     assert all(len(pairs) == 1 for pairs in ids.values()), ids
     assert len({pair for pairs in ids.values() for pair in pairs}) == CONCURRENT, ids
     assert all(None not in pair for pairs in ids.values() for pair in pairs), ids
+    # And the gateway's access lines name the same correlation ids
+    access = [line.split() for line in capsys.readouterr().err.splitlines() if " POST /v1/memories 201 " in line]
+    assert {fields[-1] for fields in access} == {pair[0] for pairs in ids.values() for pair in pairs}
 
 
 def test_invocation_keys_are_the_threads_own_and_other_keys_are_shared() -> None:

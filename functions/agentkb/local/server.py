@@ -87,7 +87,9 @@ class GatewayHandler(BaseHTTPRequestHandler):
             self.close_connection = True
         body = self.rfile.read(length) if length and not oversized else b""
         headers = dict(self.headers.items())
-        response = dispatch(to_rest_event(self.command, self.path, headers, body, self.client_address[0]))
+        event = to_rest_event(self.command, self.path, headers, body, self.client_address[0])
+        self.request_id = event["requestContext"]["requestId"]  # the access line names it: logs correlate
+        response = dispatch(event)
         out_headers = dict(response.get("headers") or {})
         for name, values in (response.get("multiValueHeaders") or {}).items():
             out_headers[name] = values[-1]
@@ -122,9 +124,17 @@ class GatewayHandler(BaseHTTPRequestHandler):
             return self._serve
         raise AttributeError(name)
 
-    def log_message(self, fmt: str, *args: Any) -> None:  # one access line per request on stderr
+    request_id = "-"
+
+    def handle_one_request(self) -> None:
+        self.request_id = "-"  # a keep-alive connection's next request refused before dispatch has none
+        super().handle_one_request()
+
+    def log_message(self, fmt: str, *args: Any) -> None:
+        """One access line per request on stderr, with the correlation id its log lines carry."""
         status = args[1] if len(args) > 1 else ""
-        sys.stderr.write(f"{self.address_string()} {self.command} {self.path.split('?')[0]} {status}\n")
+        sys.stderr.write(f"{self.address_string()} {self.command} {self.path.split('?')[0]} {status} "
+                         f"{self.request_id}\n")
 
 
 def make_server(host: str, port: int) -> ThreadingHTTPServer:
