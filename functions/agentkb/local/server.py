@@ -15,6 +15,7 @@ from agentkb.api.functions import APPS
 from agentkb.api.routes_table import match_route
 from agentkb.config import get_settings
 from agentkb.local.lambda_context import LocalLambdaContext
+from agentkb.local.malloc_arenas import DEFAULT_ARENAS, cap_malloc_arenas
 
 
 def to_rest_event(method: str, raw_path: str, headers: dict[str, str], body: bytes,
@@ -143,10 +144,14 @@ def make_server(host: str, port: int) -> ThreadingHTTPServer:
     return server
 
 
-def serve(host: str = "127.0.0.1", port: int = 8787, warm: bool = True) -> None:
-    """Serve until interrupted; warms the handlers and the model first so the first request is fast."""
+def serve(host: str = "127.0.0.1", port: int = 8787, warm: bool = True,
+          malloc_arenas: int = DEFAULT_ARENAS) -> None:
+    """Serve until interrupted; warms the handlers and the model first so the first request is fast.
+
+    malloc_arenas: glibc malloc arenas for the process (0: glibc's default), capped before any thread starts."""
     from agentkb.composition import get_ports
 
+    cap_malloc_arenas(malloc_arenas)
     server = make_server(host, port)
     if warm:
         for function in ("search", "ingest", "recall", "snapshot"):
