@@ -15,7 +15,8 @@ import pytest
 
 from agentkb.api.openapi_params import query_schema
 from agentkb.api.routers import openapi_document
-from tests.helpers import http_event, invoke, rest_event
+from tests.helpers import http_event, invoke, mint, rest_event
+from tests.list_query_flows import flow_list_query_strings
 
 
 def _query_parameters() -> list[tuple[str, str, dict[str, Any]]]:
@@ -129,3 +130,7 @@ def test_a_made_up_memory_cursor_is_a_400_and_a_real_one_pages(rw_key: str, curs
         assert status == 200
     else:
         assert status == 400 and body["error"]["code"] == "BAD_REQUEST", body
+
+
+def test_the_shared_flow_on_the_embedded_engine(container: Any) -> None:
+    flow_list_query_strings(lambda workspaces, scopes, principal: mint(container, workspaces, scopes, principal))
