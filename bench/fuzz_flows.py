@@ -78,7 +78,16 @@ def seed(server: dict[str, Any]) -> dict[str, Any]:
             "sources": {"knowledge": {"knowledgeBaseIds": [kb_id], "query": "billing runbook"}}}), "snapshot")
         snapshots.append(snap["snapshotId"])
     return {"workspace": WS, "knowledgeBases": [server["kb"], kb_id], "documents": documents, "memories": memories,
-            "snapshots": snapshots}
+            "snapshots": snapshots, "cursors": _cursors(api, kb_id)}
+
+
+def _cursors(api: Api, kb_id: str) -> dict[str, str]:
+    """A second-page cursor of each paged list (by path template): a generated cursor is a documented 400."""
+    lists = {"/v1/memories": f"/v1/memories?workspace_id={WS}&limit=1",
+             "/api/v2/knowledge/bases": f"/api/v2/knowledge/bases?workspaceId={WS}&limit=1",
+             "/api/v2/knowledge/bases/{knowledgeBaseId}/documents":
+                 f"/api/v2/knowledge/bases/{kb_id}/documents?workspaceId={WS}&limit=1"}
+    return {template: _created(api("GET", url), template)["nextCursor"] for template, url in lists.items()}
 
 
 def _memory_delete_path(openapi: dict[str, Any]) -> str | None:

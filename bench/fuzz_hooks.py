@@ -2,9 +2,10 @@
 
 A generator left alone invents workspace and knowledge-base ids, and nearly every request stops at the scope
 check. Here every workspace field becomes the key's workspace, every id (path parameter or body field) one that
-was seeded (`FUZZ_SEEDS`, written by fuzz.py), and most free-text queries realistic ones; the rest of each case
-(types, lengths, nesting, optional fields, and in negative mode the broken parts) stays as generated. The
-mapping goes by parameter and field name, so routes added later are aimed the same way.
+was seeded (`FUZZ_SEEDS`, written by fuzz.py), most list cursors issued ones, and most free-text queries
+realistic ones; the rest of each case (types, lengths, nesting, optional fields, and in negative mode the broken
+parts) stays as generated. The mapping goes by parameter and field name, so routes added later are aimed the same
+way.
 """
 
 from __future__ import annotations
@@ -54,6 +55,16 @@ def aim_path(path: str, path_parameters: dict[str, Any]) -> dict[str, Any]:
     return aimed
 
 
+def aim_query(path: str, name: str, value: Any) -> Any:
+    """The key's workspace; an issued cursor of the same list (most of the time: a made-up one is a clean 400)."""
+    if name in WORKSPACE_FIELDS:
+        return SEEDS["workspace"]
+    issued = (SEEDS.get("cursors") or {}).get(path)
+    if name == "cursor" and issued and _rng.random() >= MISS_RATE:
+        return issued
+    return value
+
+
 def aim(value: Any) -> Any:
     """Workspace fields -> the key's workspace, knowledge-base ids -> seeded ones, queries -> realistic text."""
     if isinstance(value, list):
@@ -84,7 +95,7 @@ def map_case(ctx: Any, case: Any) -> Any:
     if case.path_parameters:
         case.path_parameters = aim_path(case.path, case.path_parameters)
     if isinstance(case.query, dict):
-        case.query = {k: (SEEDS["workspace"] if k in WORKSPACE_FIELDS else v) for k, v in case.query.items()}
+        case.query = {k: aim_query(case.path, k, v) for k, v in case.query.items()}
     if isinstance(case.body, dict | list):
         case.body = aim(case.body)
     return case

@@ -177,8 +177,9 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))] if ordered else 0.0
 
 
-def run(seconds: float, clients: int, sample_every_s: float = 30.0, steady: bool = False) -> dict[str, Any]:
-    with demo_server({"AGENTKB_RATE_LIMIT_PER_MINUTE": "1000000"}) as server:
+def run(seconds: float, clients: int, sample_every_s: float = 30.0, steady: bool = False,
+        serve_args: tuple[str, ...] = ()) -> dict[str, Any]:
+    with demo_server({"AGENTKB_RATE_LIMIT_PER_MINUTE": "1000000"}, serve_args=serve_args) as server:
         results: list[tuple[str, float, int]] = []
         snapshot_ids: list[str] = []
         lock = threading.Lock()
@@ -197,7 +198,8 @@ def run(seconds: float, clients: int, sample_every_s: float = 30.0, steady: bool
         wall = time.monotonic() - started
         rss_end = rss_mb(server["pid"])
         data_end = dir_mb(server["data_dir"])
-    return summary(results, wall, clients) | {"steady": steady, "rss": rss_summary(rss_start, rss_end, samples),
+    return summary(results, wall, clients) | {"steady": steady, "serveArgs": list(serve_args),
+                                              "rss": rss_summary(rss_start, rss_end, samples),
                                               "dataDirMb": {"start": data_start, "end": data_end}}
 
 
@@ -247,8 +249,10 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--sample-every", type=float, default=30.0, help="seconds between RSS samples")
     parser.add_argument("--steady", action="store_true", help="writes keep the stored data the same size (soak)")
+    parser.add_argument("--malloc-arenas", type=int, default=None, help="`agentkb serve --malloc-arenas` (0: glibc's)")
     args = parser.parse_args()
-    result = run(args.seconds, args.clients, args.sample_every, args.steady)
+    serve_args = () if args.malloc_arenas is None else ("--malloc-arenas", str(args.malloc_arenas))
+    result = run(args.seconds, args.clients, args.sample_every, args.steady, serve_args)
     print(json.dumps(result, separators=(",", ":")))
     return 0 if result["errors"] == 0 else 1
 

@@ -24,11 +24,12 @@ def _env(data_dir: Path, extra: dict[str, str]) -> dict[str, str]:
 
 @contextmanager
 def demo_server(extra_env: dict[str, str] | None = None, access_log: Path | None = None,
-                serve_cli: list[str] | None = None) -> Iterator[dict[str, Any]]:
+                serve_cli: list[str] | None = None, serve_args: tuple[str, ...] = ()) -> Iterator[dict[str, Any]]:
     """Yields {base, host, port, key, kb, data_dir}; the server and its temp dir are gone afterwards.
 
     access_log: where the gateway's stderr (one `<ip> <METHOD> <path> <status>` line per request) goes.
-    serve_cli: the command that takes the CLI's arguments for `serve` (default: the agentkb CLI itself)."""
+    serve_cli: the command that takes the CLI's arguments for `serve` (default: the agentkb CLI itself).
+    serve_args: more options of `serve` (`--malloc-arenas 0`)."""
     with tempfile.TemporaryDirectory(prefix="agentkb-bench-") as tmp:
         data_dir = Path(tmp) / "data"
         env = _env(data_dir, extra_env or {})
@@ -43,7 +44,7 @@ def demo_server(extra_env: dict[str, str] | None = None, access_log: Path | None
         out_path = Path(tmp) / "server.out"  # a file, not a pipe: an unread pipe would fill and stall the server
         out = out_path.open("w")
         proc = subprocess.Popen([*(serve_cli or cli), "serve", "--data-dir", str(data_dir), "--host", "127.0.0.1",
-                                 "--port", "0"],
+                                 "--port", "0", *serve_args],
                                 env=env, stdout=out, stderr=log, text=True)
         try:
             found = None

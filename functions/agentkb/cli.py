@@ -32,7 +32,7 @@ def _cmd_serve(args: argparse.Namespace, ports: Ports) -> int:
 
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
-    serve(args.host, args.port)
+    serve(args.host, args.port, malloc_arenas=args.malloc_arenas)
     return 0
 
 
@@ -111,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", parents=[common], help="the local API gateway over the Lambda handlers")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8787)
+    serve.add_argument("--malloc-arenas", type=int, default=2, help="glibc malloc arenas (0: glibc's default)")
     serve.set_defaults(func=_cmd_serve)
 
     keys = sub.add_parser("keys", help="API keys").add_subparsers(dest="keys_command", required=True)

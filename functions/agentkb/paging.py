@@ -12,6 +12,9 @@ from agentkb.errors import BadRequest
 
 PAGE_DEFAULT = 50
 PAGE_MAX = 200
+# What /openapi.json says of every cursor: base64url as issued (padded or not); what it holds is checked on decoding
+CURSOR_PATTERN = r"^[A-Za-z0-9_-]+={0,2}$"
+CURSOR_DESCRIPTION = "The previous page's nextCursor, unchanged; any other value is a 400 BAD_REQUEST"
 
 
 def encode_cursor(position: Any) -> str:

@@ -135,6 +135,26 @@ def presented_key(event: dict[str, Any], route: RouteSpec) -> str | None:
     return presented or header(event.get("headers"), "x-brain-key") or in_query
 
 
+def empty_query_values(event: dict[str, Any], route: RouteSpec) -> None:
+    """`?project_id=` is refused (400, "omit the parameter instead"; /openapi.json says `minLength: 1`), except on
+    the OB1 routes: OB1's server reads an empty filter as no filter (`if (project_id)`), so there it is dropped."""
+    query = event.get("queryStringParameters") or {}
+    empty = [name for name, value in query.items() if value in ("", None)]
+    if not empty:
+        return
+    if not route.path.startswith(OB1_PREFIX):
+        raise BadRequest("A query parameter was sent with no value",
+                         details=[{"path": f"query.{empty[0]}", "message": "omit the parameter instead"}])
+    multi = event.get("multiValueQueryStringParameters") or {}
+    for name in empty:
+        query.pop(name)
+        kept = [value for value in multi.pop(name, None) or [] if value not in ("", None)]
+        if kept:  # `?a=x&a=`: the last value that says something
+            query[name], multi[name] = kept[-1], kept
+    if event.get("rawQueryString"):  # HTTP API v2; parse_qsl leaves blank values out
+        event["rawQueryString"] = urlencode(parse_qsl(event["rawQueryString"]))
+
+
 def check_request(event: dict[str, Any], route: RouteSpec, ports: Ports,
                   direct_principal: Principal | None) -> tuple[Principal | None, RateDecision | None]:
     """Everything decided before parsing; returns the principal and rate decision, or raises a DomainError.
@@ -143,10 +163,7 @@ def check_request(event: dict[str, Any], route: RouteSpec, ports: Ports,
     a valid key's 413 carries the rate-limit headers like every other authenticated response.
     """
     oversized = over_limit(event, ports.settings.max_body_bytes)
-    for name, value in (event.get("queryStringParameters") or {}).items():
-        if value in ("", None):
-            raise BadRequest("A query parameter was sent with no value",
-                             details=[{"path": f"query.{name}", "message": "omit the parameter instead"}])
+    empty_query_values(event, route)
     principal, decision = None, None
     if route.scope is not None:
         if direct_principal is not None:

@@ -20,14 +20,15 @@ from agentkb.models.ingest import (
     KnowledgeBaseResponse,
     TagDefinitionOut,
 )
-from agentkb.paging import PAGE_DEFAULT, PAGE_MAX
+from agentkb.paging import CURSOR_DESCRIPTION, CURSOR_PATTERN, PAGE_DEFAULT, PAGE_MAX
 from agentkb.services import knowledge_admin
 from agentkb.services.ingest import get_knowledge_base
 
 router = Router()
 WorkspaceQuery = Annotated[str, Query(alias="workspaceId", min_length=1, max_length=128)]
 LimitQuery = Annotated[int, Query(alias="limit", ge=1, le=PAGE_MAX)]
-CursorQuery = Annotated[str | None, Query(alias="cursor", min_length=1, max_length=2048)]
+CursorQuery = Annotated[str | None, Query(alias="cursor", min_length=1, max_length=2048, pattern=CURSOR_PATTERN,
+                                           description=CURSOR_DESCRIPTION)]
 PortsDep = Annotated[Ports, Depends(get_ports)]
 BASES = "/api/v2/knowledge/bases"
 

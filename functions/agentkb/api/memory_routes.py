@@ -11,6 +11,7 @@ from agentkb.api.responses import ERRORS, json_response, ok
 from agentkb.composition import Ports, get_ports
 from agentkb.models.memory import MemoryGetResponse, MemoryListResponse, MemoryWriteRequest, MemoryWriteResponse
 from agentkb.models.memory_detail import MemoryListQuery
+from agentkb.paging import CURSOR_DESCRIPTION, CURSOR_PATTERN
 from agentkb.services.memory import MemoryDeps, write_memory
 from agentkb.services.memory_admin import decode_cursor, forget_memory, get_memory, list_memories
 
@@ -35,6 +36,7 @@ def write_memory_route(request: Annotated[MemoryWriteRequest, Body()],
 
 
 Workspace = Annotated[str, Query(min_length=1, max_length=128)]
+Cursor = Annotated[str | None, Query(max_length=256, pattern=CURSOR_PATTERN, description=CURSOR_DESCRIPTION)]
 
 
 @router.get("/v1/memories", operation_id="listMemories", summary="List memories, newest first (filters, paging)",
@@ -45,7 +47,7 @@ def list_memories_route(workspace_id: Workspace, ports: Annotated[Ports, Depends
                         status: Annotated[Literal["live", "superseded", "stale", "unconfirmed"] | None,
                                           Query()] = None,
                         limit: Annotated[int, Query(ge=1, le=200)] = 50,
-                        cursor: Annotated[str | None, Query(max_length=256)] = None) -> Response[Any]:
+                        cursor: Cursor = None) -> Response[Any]:
     query = MemoryListQuery(workspace_id, project_id=project_id, type=type, status=status, limit=limit,
                             before_id=decode_cursor(cursor))
     return json_response(200, list_memories(query, current_principal(), ports.memories))

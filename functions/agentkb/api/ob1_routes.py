@@ -13,7 +13,6 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from agentkb.api.context import add_response_header, current_principal
 from agentkb.api.responses import ERRORS, json_response, ok
 from agentkb.composition import Ports, get_ports
-from agentkb.errors import BadRequest
 from agentkb.models.ob1 import (
     Ob1ListFilter,
     Ob1RecallRequest,
@@ -58,13 +57,10 @@ def writeback_deps(ports: PortsDep) -> WritebackDeps:
 
 ReviewDep = Annotated[ReviewDeps, Depends(review_deps)]
 WorkspaceQuery = Annotated[str | None, Query(max_length=128)]
-Filter = Annotated[str | None, Query(max_length=512)]
-
-
-def _workspace(workspace_id: str | None) -> str:
-    if not workspace_id:
-        raise BadRequest("workspace_id is required", details=[{"path": "query.workspace_id", "message": "required"}])
-    return workspace_id
+# OB1's server answers 400 without a workspace_id on its two list routes; an empty value counts as none (the gate)
+RequiredWorkspace = Annotated[str, Query(min_length=1, max_length=128)]
+Filter = Annotated[str | None, Query(max_length=512, description="An empty value is no filter, as on OB1's server")]
+Limit = Annotated[int, Query(description="Clamped to 1..200, as on OB1's server")]
 
 
 @router.get("/ob1/health", operation_id="ob1Health", summary="OB1: verify the endpoint and key",
@@ -101,11 +97,10 @@ def usage_route(request_id: Annotated[str, Path()], report: Annotated[Ob1UsageRe
 
 @router.get("/ob1/memories", operation_id="ob1ListMemories", summary="OB1: list memories by workspace and filters",
             responses={200: ok(Ob1MemoryList, "Newest first"), **ERRORS})
-def list_route(ports: PortsDep, workspace_id: WorkspaceQuery = None, project_id: Filter = None,
+def list_route(ports: PortsDep, workspace_id: RequiredWorkspace, project_id: Filter = None,
                review_status: Filter = None, lifecycle_status: Filter = None, runtime_name: Filter = None,
-               memory_type: Filter = None, task_id_prefix: Filter = None, limit: Annotated[int, Query()] = 50,
-               ) -> Response[Any]:
-    filters = Ob1ListFilter(workspace_id=_workspace(workspace_id), project_id=project_id, review_status=review_status,
+               memory_type: Filter = None, task_id_prefix: Filter = None, limit: Limit = 50) -> Response[Any]:
+    filters = Ob1ListFilter(workspace_id=workspace_id, project_id=project_id, review_status=review_status,
                             lifecycle_status=lifecycle_status, runtime_name=runtime_name, memory_type=memory_type,
                             task_id_prefix=task_id_prefix, limit=limit)
     return json_response(200, list_ob1(filters, current_principal(), ports.memories))
@@ -120,9 +115,9 @@ def list_by_body_route(filters: Annotated[Ob1ListFilter, Body()], ports: PortsDe
 
 @router.get("/ob1/memories/review", operation_id="ob1ReviewQueue", summary="OB1: pending agent-written memories",
             responses={200: ok(Ob1MemoryList, "Pending review, newest first"), **ERRORS})
-def review_queue_route(ports: PortsDep, workspace_id: WorkspaceQuery = None, project_id: Filter = None,
+def review_queue_route(ports: PortsDep, workspace_id: RequiredWorkspace, project_id: Filter = None,
                        ) -> Response[Any]:
-    filters = Ob1ListFilter(workspace_id=_workspace(workspace_id), project_id=project_id)
+    filters = Ob1ListFilter(workspace_id=workspace_id, project_id=project_id)
     return json_response(200, list_ob1(filters, current_principal(), ports.memories, pending_only=True))
 
 

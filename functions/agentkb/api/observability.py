@@ -10,7 +10,31 @@ from aws_lambda_powertools import Logger, Metrics
 
 from agentkb.config import metrics_enabled, tracing_enabled
 
-logger = Logger(service="agentkb")
+# What `inject_lambda_context` appends for one invocation. Powertools keeps appended keys in one dict per process:
+# Lambda runs one invocation at a time, but the local gateway runs one per thread, and a request's line showed the
+# ids of whichever request had started last. These go to Powertools' per-thread keys (a ContextVar the formatter
+# lays over the shared ones), so a line carries the ids of the request whose thread logged it.
+INVOCATION_KEYS = frozenset({"cold_start", "function_name", "function_memory_size", "function_arn",
+                             "function_request_id", "correlation_id"})
+
+
+class InvocationLogger(Logger):
+    """A Powertools Logger whose invocation keys (INVOCATION_KEYS) are the logging thread's own."""
+
+    def append_keys(self, **additional_keys: object) -> None:
+        mine = {k: v for k, v in additional_keys.items() if k in INVOCATION_KEYS}
+        if mine:
+            self.thread_safe_append_keys(**mine)
+        shared = {k: v for k, v in additional_keys.items() if k not in INVOCATION_KEYS}
+        if shared:
+            super().append_keys(**shared)
+
+    def get_correlation_id(self) -> str | None:
+        value = self.thread_safe_get_current_keys().get("correlation_id")
+        return None if value is None else str(value)
+
+
+logger = InvocationLogger(service="agentkb")
 metrics = Metrics(namespace="agentkb", service="agentkb")
 F = TypeVar("F", bound=Callable[..., Any])
 # The functions' only I/O: boto3 (botocore) and the OpenSearch transport (urllib3 over http.client). Powertools'

@@ -15,6 +15,7 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from agentkb.api.app import build_resolver
+from agentkb.api.openapi_params import document_query_parameters
 
 router = Router()  # the OpenAPI document's own route, served by the search function
 
@@ -67,6 +68,7 @@ def openapi_document() -> dict[str, Any]:
             merged["paths"].setdefault(path, {}).update(item)
         merged["components"]["schemas"].update(doc.get("components", {}).get("schemas", {}))
     _no_content_on_204(merged)
+    document_query_parameters(merged)
     merged["info"] = {"title": "agentkb", "version": "1.0.0",
                       "description": "Knowledge search, memory recall, graph search and context snapshots."}
     merged["components"]["securitySchemes"] = {"apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"}}

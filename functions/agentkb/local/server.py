@@ -15,6 +15,7 @@ from agentkb.api.functions import APPS
 from agentkb.api.routes_table import match_route
 from agentkb.config import get_settings
 from agentkb.local.lambda_context import LocalLambdaContext
+from agentkb.local.malloc_arenas import DEFAULT_ARENAS, cap_malloc_arenas
 
 
 def to_rest_event(method: str, raw_path: str, headers: dict[str, str], body: bytes,
@@ -87,7 +88,9 @@ class GatewayHandler(BaseHTTPRequestHandler):
             self.close_connection = True
         body = self.rfile.read(length) if length and not oversized else b""
         headers = dict(self.headers.items())
-        response = dispatch(to_rest_event(self.command, self.path, headers, body, self.client_address[0]))
+        event = to_rest_event(self.command, self.path, headers, body, self.client_address[0])
+        self.request_id = event["requestContext"]["requestId"]  # the access line names it: logs correlate
+        response = dispatch(event)
         out_headers = dict(response.get("headers") or {})
         for name, values in (response.get("multiValueHeaders") or {}).items():
             out_headers[name] = values[-1]
@@ -122,9 +125,17 @@ class GatewayHandler(BaseHTTPRequestHandler):
             return self._serve
         raise AttributeError(name)
 
-    def log_message(self, fmt: str, *args: Any) -> None:  # one access line per request on stderr
+    request_id = "-"
+
+    def handle_one_request(self) -> None:
+        self.request_id = "-"  # a keep-alive connection's next request refused before dispatch has none
+        super().handle_one_request()
+
+    def log_message(self, fmt: str, *args: Any) -> None:
+        """One access line per request on stderr, with the correlation id its log lines carry."""
         status = args[1] if len(args) > 1 else ""
-        sys.stderr.write(f"{self.address_string()} {self.command} {self.path.split('?')[0]} {status}\n")
+        sys.stderr.write(f"{self.address_string()} {self.command} {self.path.split('?')[0]} {status} "
+                         f"{self.request_id}\n")
 
 
 def make_server(host: str, port: int) -> ThreadingHTTPServer:
@@ -133,10 +144,14 @@ def make_server(host: str, port: int) -> ThreadingHTTPServer:
     return server
 
 
-def serve(host: str = "127.0.0.1", port: int = 8787, warm: bool = True) -> None:
-    """Serve until interrupted; warms the handlers and the model first so the first request is fast."""
+def serve(host: str = "127.0.0.1", port: int = 8787, warm: bool = True,
+          malloc_arenas: int = DEFAULT_ARENAS) -> None:
+    """Serve until interrupted; warms the handlers and the model first so the first request is fast.
+
+    malloc_arenas: glibc malloc arenas for the process (0: glibc's default), capped before any thread starts."""
     from agentkb.composition import get_ports
 
+    cap_malloc_arenas(malloc_arenas)
     server = make_server(host, port)
     if warm:
         for function in ("search", "ingest", "recall", "snapshot"):
