@@ -77,6 +77,7 @@ def instrument(clock: StageClock, ports: Any) -> None:
         (ports.catalog, "workspace_search_mode", "service: workspace search mode"),
         (search, "_retrieve", "service: retrieve (legs + fusion)"),
         (search, "_embed", "leg: query embedding"), (ports.index, "vector_search", "leg: vector scan"),
+        (search._LEGS, "submit", "leg: hand the lexical leg to its thread"),
         (search, "lexical_ranking", "leg: lexical (pool thread)"),
         (ports.index, "lexical_search", "leg: lexical chunk BM25"),
         (ports.index, "document_search", "leg: lexical document BM25"),
