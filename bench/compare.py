@@ -4,6 +4,7 @@ same embeddings, the FTS5 / tantivy / bm25s lexical legs on the same chunks, the
     pip install -e '.[local,bench]'
     python bench/compare.py --dataset ../shared/data/scifact [--queries 300] [--rounds 1]
     python bench/compare.py --dataset ../shared/data/scifact --lexical-only --queries 809   # the lexical legs only
+    python bench/compare.py --dataset ../shared/data/scifact --stages   # + the handler's stages (search_stages.py)
 
 Reuses the corpus bench/quality.py ingested (run it first). Peers are built once per data dir into
 bench/.cache/<name>/compare/<n>-chunks/ from the very chunks (and vectors) agentkb holds. Every query runs once per
@@ -117,6 +118,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument("--stages", action="store_true", help="also time every stage of the handler's requests")
     parser.add_argument("--lexical-only", action="store_true",
                         help="chunk the corpus without embedding it and compare the lexical legs only")
     args = parser.parse_args()
@@ -132,7 +134,7 @@ def main() -> None:
     if not (data_dir / "agentkb.sqlite3").exists():
         sys.exit(f"no ingested corpus in {data_dir}: run bench/quality.py --dataset {args.dataset} first")
     os.environ["AGENTKB_DATA_DIR"] = str(data_dir)
-    rows, ndcg = run(args, data_dir, name)
+    rows, ndcg, stages = run(args, data_dir, name)
     floor, handler = rows["floor: embed + lexical legs + dot, in parallel"], rows["agentkb hybrid, through the handler"]
     print(json.dumps({"bench": "compare", "queries": args.queries, "rounds": args.rounds,
                       "p50_ms": {k: round(statistics.median(v), 2) for k, v in rows.items()},
@@ -141,16 +143,19 @@ def main() -> None:
                                  "handler / lancedb hybrid": round(statistics.median(handler) / statistics.median(
                                      rows["lancedb hybrid + the same embedding"]), 2),
                                  "fts5 / tantivy": round(statistics.median(rows["fts5 top-200"]) / statistics.median(
-                                     rows["tantivy top-200 (agentkb's leg)"]), 1)}}))
+                                     rows["tantivy top-200 (agentkb's leg)"]), 1)},
+                      **({"handler stages": stages} if args.stages else {})}))
 
 
-def run(args: argparse.Namespace, data_dir: Path, name: str) -> tuple[dict[str, list[float]], dict[str, float]]:
+def run(args: argparse.Namespace, data_dir: Path,
+        name: str) -> tuple[dict[str, list[float]], dict[str, float], dict[str, dict[str, float]]]:
     from functions.search.handler import lambda_handler
 
     from agentkb.composition import get_ports
     from agentkb.local.lambda_context import LocalLambdaContext
     from agentkb.services.auth import create_api_key
     from agentkb.services.search import QUERY_VECTORS
+    from search_stages import StageClock, instrument
     from tests.helpers import body_of, rest_event
 
     c = get_ports()
@@ -186,15 +191,21 @@ def run(args: argparse.Namespace, data_dir: Path, name: str) -> tuple[dict[str, 
         if answer is not None:
             ranked.setdefault(row, {})[qid] = list(dict.fromkeys(answer))
 
+    clock = StageClock()
+
     def handler(query: str) -> list[str]:
         QUERY_VECTORS.clear()  # every row embeds the query: no row gets it from a cache
         body = {"workspaceId": "bench", "knowledgeBaseIds": [kb.id], "query": query, "topK": TOP_K}
-        response = lambda_handler(rest_event("POST", "/api/v2/knowledge/search", body, key=key), LocalLambdaContext())
+        event = rest_event("POST", "/api/v2/knowledge/search", body, key=key)
+        response = clock.run(lambda: lambda_handler(event, LocalLambdaContext()))
         return [r["documentName"] for r in body_of(response)["data"]["results"]]
 
+    if args.stages:
+        instrument(clock, c)
     for qid in chosen[:5]:  # warm every engine (model session, caches, indexes) before measuring
         handler(texts[qid])
         floor(texts[qid])
+    clock.requests.clear()
     for _ in range(args.rounds):
         for qid in chosen:
             query = texts[qid]
@@ -208,7 +219,7 @@ def run(args: argparse.Namespace, data_dir: Path, name: str) -> tuple[dict[str, 
             timed("query embedding (MiniLM int8)", qid, lambda q=query: (c.embedder.embed_query(q), None)[1])
             timed("numpy dot over the chunk matrix", qid, lambda v=vector: (corpus.vectors @ v, None)[1])
     ndcg = {row: sum(ndcg_at(ranked[row][q], qrels[q], 10) for q in chosen) / len(chosen) for row in ranked}
-    return rows, ndcg
+    return rows, ndcg, clock.summary()
 
 
 if __name__ == "__main__":

@@ -1,10 +1,13 @@
 """Warm search latency through the search Lambda handler on an ingested BEIR corpus.
 
     python bench/latency.py --dataset ../shared/data/scifact [--mode hybrid] [--top-k 10] [--queries 300]
+    python bench/latency.py --dataset ../shared/data/scifact --stages [--metrics] | tail -1   # where the time goes
 
 Reuses the data dir bench/quality.py built (run it first: it ingests the corpus once). Every request is a full
 API Gateway REST event through `search.handler.lambda_handler`: gate (auth, rate limit), validation, query
-embedding, both retrieval legs, fusion and serialisation. Prints one JSON line.
+embedding, both retrieval legs, fusion and serialisation. Prints one JSON line. `--stages` adds the median and mean
+ms of every stage (bench/search_stages.py); `--metrics` turns Powertools metrics on, as on Lambda, so each request
+also flushes its EMF line to stdout (hence `| tail -1`). Every query embeds (the query-vector cache is cleared).
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "functions"), str(ROOT / "bench"), str(ROOT)]
-os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("AGENTKB_RATE_LIMIT_PER_MINUTE", "1000000")
 
@@ -33,7 +35,10 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument("--stages", action="store_true", help="time every stage of the request path")
+    parser.add_argument("--metrics", action="store_true", help="flush EMF metrics per request, as on Lambda")
     args = parser.parse_args()
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "false" if args.metrics else "true")
     from agentkb.services.chunking import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS
 
     name = f"{args.dataset.resolve().name}-{DEFAULT_CHUNK_TOKENS}-{DEFAULT_OVERLAP_TOKENS}"
@@ -47,6 +52,8 @@ def main() -> None:
     from agentkb.composition import get_ports
     from agentkb.local.lambda_context import LocalLambdaContext
     from agentkb.services.auth import create_api_key
+    from agentkb.services.search import QUERY_VECTORS
+    from search_stages import StageClock, instrument
     from tests.helpers import rest_event
 
     c = get_ports()
@@ -55,21 +62,28 @@ def main() -> None:
     texts = list(load_queries(args.dataset).values())
     chunks = c.index.db.connection().execute(  # type: ignore[attr-defined]  (the embedded engine's database)
         "SELECT COUNT(*) FROM chunks WHERE knowledge_base_id = ?", (kb.id,)).fetchone()
+    clock = StageClock()
+    if args.stages:
+        instrument(clock, c)
     latencies = []
     for i in range(args.warmup + args.queries):
         body = {"workspaceId": "bench", "knowledgeBaseIds": [kb.id], "query": texts[i % len(texts)],
                 "topK": args.top_k, "searchMode": args.mode}
         event = rest_event("POST", "/api/v2/knowledge/search", body, key=key)
+        QUERY_VECTORS.clear()  # every request embeds its query, as a first-time query does
         t0 = time.perf_counter()
-        response = lambda_handler(event, LocalLambdaContext())
+        response = clock.run(lambda e=event: lambda_handler(e, LocalLambdaContext()))
         elapsed = (time.perf_counter() - t0) * 1000
         assert response["statusCode"] == 200, response["body"]
         if i >= args.warmup:
             latencies.append(elapsed)
+        else:
+            clock.requests.clear()
     print(json.dumps({"bench": "search-latency", "mode": args.mode, "top_k": args.top_k, "chunks": chunks[0],
                       "queries": len(latencies), "p50_ms": round(percentile(latencies, 0.5), 2),
                       "p95_ms": round(percentile(latencies, 0.95), 2),
-                      "p99_ms": round(percentile(latencies, 0.99), 2)}))
+                      "p99_ms": round(percentile(latencies, 0.99), 2),
+                      **({"stages": clock.summary()} if args.stages else {})}))
 
 
 if __name__ == "__main__":

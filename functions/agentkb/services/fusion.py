@@ -21,9 +21,20 @@ def fuse_reciprocal_rank(legs: Sequence[Sequence[K]], k: int = RRF_K) -> list[tu
     best: dict[K, int] = {}
     for leg in legs:
         for rank, key in enumerate(leg, start=1):
-            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
-            best[key] = min(best.get(key, rank), rank)
-    return sorted(scores.items(), key=lambda item: (-item[1], best[item[0]], str(item[0])))
+            score = scores.get(key)
+            if score is None:
+                scores[key] = 1.0 / (k + rank)
+                best[key] = rank
+            else:
+                scores[key] = score + 1.0 / (k + rank)
+                if rank < best[key]:
+                    best[key] = rank
+    # Sort plain tuples (compared in C, no key function per item); the position breaks what str(key) cannot, as a
+    # stable sort would, and keeps two keys from ever being compared themselves.
+    items = list(scores.items())
+    order = sorted([(-score, best[key], key if type(key) is str else str(key), i)
+                    for i, (key, score) in enumerate(items)])
+    return [items[entry[3]] for entry in order]
 
 
 def fair_share(ranked: Sequence[tuple[K, str]], limit: int) -> list[K]:
@@ -55,8 +66,10 @@ def order_by_document(chunks: Sequence[LegHit], documents: Sequence[DocumentHit]
     """The chunks whose document the document leg ranked, best document first; a document's chunks keep their
     order. Chunks of unranked documents are left out."""
     rank = {(d.knowledge_base_id, d.document_id): i for i, d in enumerate(documents)}
-    inside = [c for c in chunks if (c.knowledge_base_id, c.document_id) in rank]
-    return sorted(inside, key=lambda c: rank[(c.knowledge_base_id, c.document_id)])
+    ranked = [(position, i) for i, c in enumerate(chunks)
+              if (position := rank.get((c.knowledge_base_id, c.document_id))) is not None]
+    ranked.sort()  # (document rank, chunk position): a document's chunks stay in their own order
+    return [chunks[i] for _, i in ranked]
 
 
 def fuse_lexical(chunks: Sequence[LegHit], documents: Sequence[DocumentHit], k: int = RRF_K) -> list[LegHit]:

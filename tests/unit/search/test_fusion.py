@@ -1,5 +1,7 @@
 """Reciprocal rank fusion and fair share: the pure pieces of ranking."""
 
+import random
+
 from agentkb.services.fusion import RRF_K, fair_share, fuse_reciprocal_rank
 
 
@@ -52,3 +54,49 @@ def test_the_lexical_ranking_weighs_each_chunk_by_its_document() -> None:
     assert fused == ["a1", "lucky", "a2", "x"]
     assert fuse_lexical([], documents) == []
     assert [c.chunk_id for c in fuse_lexical(chunks, [])] == ["lucky", "a1", "a2", "x"]  # chunk BM25 alone
+
+
+# -- the faster fusion answers exactly what the plain one did (issue 17: a pure performance change) ----------------
+def _reference_rrf(legs: list[list[object]], k: int = RRF_K) -> list[tuple[object, float]]:
+    """The fusion as first written: a sort with a key function per item (kept here as the specification)."""
+    scores: dict[object, float] = {}
+    best: dict[object, int] = {}
+    for leg in legs:
+        for rank, key in enumerate(leg, start=1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+            best[key] = min(best.get(key, rank), rank)
+    return sorted(scores.items(), key=lambda item: (-item[1], best[item[0]], str(item[0])))
+
+
+def _random_legs(rng: random.Random, keys: list[object]) -> list[list[object]]:
+    # Legs of varied depth over a shared pool: many keys tie on score and best rank, some appear in one leg only.
+    return [rng.sample(keys, rng.randint(0, len(keys))) for _ in range(rng.randint(1, 4))]
+
+
+def test_fusion_matches_the_reference_on_random_legs() -> None:
+    rng = random.Random(17)
+    pools: list[list[object]] = [[f"c{i}" for i in range(30)], list(range(30)), [("kb", f"d{i}") for i in range(30)],
+                                 ["7", 7, "a", ("a",)]]  # str(7) == "7": the tie beyond str(key) keeps first-seen order
+    for _ in range(400):
+        legs = _random_legs(rng, rng.choice(pools))
+        assert fuse_reciprocal_rank(legs) == _reference_rrf(legs)
+        assert fuse_reciprocal_rank(legs, k=1) == _reference_rrf(legs, k=1)
+
+
+def test_lexical_fusion_matches_the_reference_on_random_legs() -> None:
+    from agentkb.models.domain import DocumentHit, LegHit
+    from agentkb.services.fusion import fuse_lexical, order_by_document
+
+    rng = random.Random(18)
+    for _ in range(300):
+        documents = [(f"kb{rng.randint(0, 1)}", f"d{i}") for i in range(rng.randint(0, 12))]
+        chunks = [LegHit(f"c{i}", *(documents[rng.randrange(len(documents))] if documents and rng.random() < 0.8
+                                    else ("kb0", "unranked")), 1.0) for i in range(rng.randint(0, 40))]
+        ranked_docs = [DocumentHit(d, kb, 1.0) for kb, d in rng.sample(documents, len(documents))]
+        rank = {(d.knowledge_base_id, d.document_id): i for i, d in enumerate(ranked_docs)}
+        expected_order = sorted([c for c in chunks if (c.knowledge_base_id, c.document_id) in rank],
+                                key=lambda c: rank[(c.knowledge_base_id, c.document_id)])
+        assert order_by_document(chunks, ranked_docs) == expected_order
+        by_id = {c.chunk_id: c for c in chunks}
+        reference = _reference_rrf([[c.chunk_id for c in chunks], [c.chunk_id for c in expected_order]])
+        assert fuse_lexical(chunks, ranked_docs) == [by_id[str(chunk_id)] for chunk_id, _ in reference]

@@ -133,3 +133,27 @@ def test_documents_rank_by_whole_document_bm25(tmp_path: Path) -> None:
     ranked = index.document_search(IndexQuery("ws1", ("kb-a",), text="backups archive credentials"))
     assert ranked[0].document_id == "doc-a1"  # the only document with all three terms, across its two chunks
     assert index.document_search(IndexQuery("ws2", ("kb-a",), text="credentials")) == []  # scoped by workspace
+
+
+def test_equal_bm25_scores_rank_by_rowid_in_one_kb_and_across_kbs(tmp_path: Path) -> None:
+    # Given the same words in chunks of two KBs, written interleaved (so rowid order differs from KB order)
+    from contract_corpus import CREATED, KB_B
+
+    from agentkb.models.domain import Chunk, Document
+
+    db = _database(tmp_path)
+    index = SqliteIndex(db)
+    text = "quartz pumice basalt"
+    written: list[str] = []
+    for n, kb in enumerate((KB_B, KB_A, KB_B, KB_A)):
+        chunk_ids = [f"tie-{n}-{i}" for i in range(2)]
+        chunks = [Chunk(c, f"tie-doc-{n}", i, text, 3, f"hash-{c}", None) for i, c in enumerate(chunk_ids)]
+        index.write_document(kb, Document(f"tie-doc-{n}", kb.id, kb.workspace_id, f"tie-{n}", None, f"h{n}", {},
+                                          2, 6, CREATED), chunks)
+        written.extend(chunk_ids)
+    # When both KBs are searched for those words, alone and together
+    alone = _ids(index, IndexQuery("ws1", ("kb-a",), text=text, limit_per_kb=10))
+    together = _ids(index, IndexQuery("ws1", ("kb-b", "kb-a"), text=text, limit_per_kb=10))
+    # Then equal scores keep the order the chunks were written in (rowid), within one KB and across KBs
+    assert alone == [c for c in written if c.startswith(("tie-1-", "tie-3-"))]
+    assert together == written

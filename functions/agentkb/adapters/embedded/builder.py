@@ -55,8 +55,10 @@ class EmbeddedBuilder:
         import agentkb.adapters.embedded.sqlite_memory
         import agentkb.adapters.embedded.sqlite_security
         import agentkb.adapters.embedded.sqlite_snapshot  # noqa: F401
+        from agentkb.adapters.embedded.blas_threads import limit_blas_threads
         from agentkb.adapters.embedded.sqlite_db import open_database
 
+        limit_blas_threads()  # the engine's vector scans: one BLAS thread (blas_threads.py says why)
         return open_database(self.settings.database_path)
 
     def catalog(self, ports: Ports) -> Catalog:

@@ -40,12 +40,14 @@ class ChunkTables:
         self._tables: dict[str, ChunkTable] = {}
         self._lock = threading.Lock()
 
-    def get(self, conn: sqlite3.Connection, kb_id: str) -> ChunkTable:
-        row = conn.execute("SELECT version FROM knowledge_bases WHERE id = ?", (kb_id,)).fetchone()
-        if row is None:  # deleted by another process, or never created: nothing to keep
-            self.forget(kb_id)
-            return _load(conn, kb_id, -1)
-        version = row[0]
+    def get(self, conn: sqlite3.Connection, kb_id: str, version: int | None = None) -> ChunkTable:
+        """The KB's table at `version` (read from SQLite when the caller has not just read it)."""
+        if version is None:
+            row = conn.execute("SELECT version FROM knowledge_bases WHERE id = ?", (kb_id,)).fetchone()
+            if row is None:  # deleted by another process, or never created: nothing to keep
+                self.forget(kb_id)
+                return _load(conn, kb_id, -1)
+            version = int(row[0])
         cached = self._tables.get(kb_id)
         if cached is not None and cached.version == version:
             return cached

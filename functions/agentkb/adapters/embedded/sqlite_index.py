@@ -101,9 +101,11 @@ class SqliteIndex:
 
     # -- legs: ids and scores ---------------------------------------------------------------------------
     def _table(self, conn: sqlite3.Connection, workspace_id: str, kb_id: str) -> ChunkTable | None:
-        row = conn.execute("SELECT 1 FROM knowledge_bases WHERE id = ? AND workspace_id = ?",
+        # One read answers both questions: is the KB in this workspace (another's has no chunks here), and is the
+        # cached table current.
+        row = conn.execute("SELECT version FROM knowledge_bases WHERE id = ? AND workspace_id = ?",
                            (kb_id, workspace_id)).fetchone()
-        return self.tables.get(conn, kb_id) if row else None  # a KB of another workspace has no chunks here
+        return self.tables.get(conn, kb_id, int(row[0])) if row else None
 
     def vector_search(self, query: IndexQuery) -> list[LegHit]:
         conn = self.db.connection()
@@ -143,9 +145,11 @@ class SqliteIndex:
             found = self.lexical.search_chunks(query.workspace_id, kb_id, query.text or "", query.limit_per_kb,
                                                allowed)
             pos, ok = table.positions([r for r, _ in found])
-            scored.extend((score, rowid, LegHit(table.chunk_ids[p], kb_id, table.document_ids[p], score))
+            chunk_ids, document_ids = table.chunk_ids, table.document_ids
+            scored.extend((-score, rowid, LegHit(chunk_ids[p], kb_id, document_ids[p], score))
                           for (rowid, score), p, hit in zip(found, pos.tolist(), ok.tolist(), strict=True) if hit)
-        scored.sort(key=lambda item: (-item[0], item[1]))
+        if len(query.knowledge_base_ids) > 1:  # one KB's hits come best first, ties by rowid, already
+            scored.sort(key=lambda item: item[:2])
         return [hit for _, _, hit in scored]
 
     def document_search(self, query: IndexQuery) -> list[DocumentHit]:

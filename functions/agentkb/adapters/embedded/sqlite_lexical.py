@@ -194,9 +194,7 @@ class LexicalIndexes:
         self.refresh()
         allowed = None if allowed_rowids is None else ("rowid", [int(r) for r in allowed_rowids])
         hits, searcher = self.chunks.search(terms, (("kb", kb_id), ("ws", workspace_id)), allowed, limit)
-        rowids = searcher.fast_field_values("rowid", [a for a, _ in hits]) if hits else []
-        found = [(int(r), s) for r, (_, s) in zip(rowids, hits, strict=True)]
-        return sorted(found, key=lambda item: (-item[1], item[0]))
+        return _best_first(searcher, hits)
 
     def search_documents(self, workspace_id: str, kb_id: str, text: str, limit: int,
                          allowed_documents: Sequence[str] | None = None) -> list[tuple[int, float]]:
@@ -208,9 +206,14 @@ class LexicalIndexes:
         self.refresh()
         allowed = None if allowed_documents is None else ("doc", list(allowed_documents))
         hits, searcher = self.documents.search(terms, (("kb", kb_id), ("ws", workspace_id)), allowed, limit)
-        rowids = searcher.fast_field_values("rowid", [a for a, _ in hits]) if hits else []
-        found = [(int(r), s) for r, (_, s) in zip(rowids, hits, strict=True)]
-        return sorted(found, key=lambda item: (-item[1], item[0]))
+        return _best_first(searcher, hits)
+
+
+def _best_first(searcher: Any, hits: list[tuple[Any, float]]) -> list[tuple[int, float]]:
+    """(rowid, score) best first, ties by rowid (tantivy breaks ties by its own addresses)."""
+    rowids = searcher.fast_field_values("rowid", [a for a, _ in hits]) if hits else []
+    ordered = sorted([(-score, int(rowid)) for rowid, (_, score) in zip(rowids, hits, strict=True)])
+    return [(rowid, -negated) for negated, rowid in ordered]
 
 
 def _chunk_records(rows: Iterable[sqlite3.Row]) -> list[dict[str, Any]]:
