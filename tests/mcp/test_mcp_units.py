@@ -127,3 +127,28 @@ def test_the_printed_client_configuration_starts_a_working_server(seeded: Seeded
             return await client.call_tool("list_knowledge_bases", {})
 
     assert structured(anyio.run(main))["data"][0]["id"] == seeded.kb
+
+
+def test_the_http_door_listens_before_it_announces_its_address(monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A client that connects as soon as it reads the address waits in the backlog, never meets a refusal."""
+    import socket
+
+    import anyio
+    import uvicorn
+
+    from agentkb.mcp.cli import serve_http
+    from agentkb.mcp.server import ToolRunner
+
+    connected: list[bool] = []
+
+    async def serve_later(self: uvicorn.Server, sockets: list[socket.socket]) -> None:
+        # uvicorn has not started yet: the address is already printed, so a connect must already succeed
+        port = int(capsys.readouterr().out.rsplit(":", 1)[1].split("/")[0])
+        assert port == sockets[0].getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            connected.append(True)
+
+    monkeypatch.setattr(uvicorn.Server, "serve", serve_later)
+    anyio.run(serve_http, ToolRunner(api=None), "127.0.0.1", 0)  # type: ignore[arg-type]
+    assert connected == [True]

@@ -99,10 +99,13 @@ async def serve_http(runner: ToolRunner, host: str, port: int) -> None:
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    # Listening before the address is announced: a client that reads it and connects while uvicorn is still starting
+    # waits in the backlog, where a bound but not yet listening socket would refuse it.
+    sock.listen(config.backlog)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     print(f"agentkb MCP (streamable HTTP) on http://{shown}:{bound}/mcp", flush=True)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
     try:
         await uvicorn.Server(config).serve(sockets=[sock])
     finally:
