@@ -53,6 +53,7 @@ from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failur
 from agentkb.adapters.aws.dynamodb_memory_batches import DynamoDbMemoryBatches
 from agentkb.adapters.aws.dynamodb_memory_details import DynamoDbMemoryDetails
 from agentkb.adapters.aws.dynamodb_memory_items import mid, revision_items, summary
+from agentkb.adapters.aws.dynamodb_memory_layout import DynamoDbMemoryLayout
 from agentkb.adapters.aws.dynamodb_memory_match import (
     cosine32,
     eligibility_filter,
@@ -63,7 +64,6 @@ from agentkb.adapters.aws.dynamodb_memory_match import (
     rank_by_cosine,
     term_match,
 )
-from agentkb.adapters.aws.dynamodb_memory_layout import DynamoDbMemoryLayout
 from agentkb.adapters.aws.dynamodb_tables import batch_get, batch_write, get_n, get_s, key, n, query_all, s
 from agentkb.errors import Conflict
 from agentkb.models.memory import IdempotencyRecord, MemoryRecord, StoredMemory

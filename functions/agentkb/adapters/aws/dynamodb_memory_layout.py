@@ -25,6 +25,7 @@ from agentkb.adapters.aws.dynamodb_memory_names import LAYOUT, NAMES_CONVERTED, 
 from agentkb.adapters.aws.dynamodb_tables import get_n, get_s, guarded, key, n, s
 
 STORE = "memory"
+SCAN_PAGE = 1000  # items a Scan page evaluates (the filter keeps the N# claims among them)
 
 
 @dataclass
@@ -49,7 +50,7 @@ class DynamoDbMemoryLayout(DynamoDbMemoryNames):
             out.converted = True
             return out
         kwargs: dict[str, Any] = {
-            "TableName": self.table, "ConsistentRead": True,
+            "TableName": self.table, "ConsistentRead": True, "Limit": SCAN_PAGE,
             "FilterExpression": "begins_with(pk, :mw) AND begins_with(sk, :n)",
             "ExpressionAttributeValues": {":mw": s("MW#"), ":n": s("N#")}}
         if get_s(state, "cursor"):

@@ -26,7 +26,6 @@ from agentkb.adapters.aws.dynamodb_tables import get_n, get_s, key, n
 from agentkb.models.memory import MemoryRecord
 from agentkb.models.memory_detail import SHARED_NAME, name_key
 
-
 LAYOUT = ("MLAYOUT", "#NAMES")  # the table's name-claim layout: version 2 = no old-layout personal claim is left
 NAMES_CONVERTED = 2
 LAYOUT_RECHECK_S = 300.0  # how long an unconverted answer is trusted (a repair may convert the table meanwhile)
