@@ -52,7 +52,7 @@ def run(args: argparse.Namespace, ports: Ports) -> int:
         line: dict[str, Any] = {"workspace_id": workspace_id, "command": args.memory_command}
         if args.memory_command == "repair":
             stages = truth.sweep_stages(workspace_id)
-            line.update(stages_swept=stages.swept, stages_live=stages.live)
+            line.update(stages_swept=stages.swept, stages_live=stages.live, stages_published=stages.published)
         if isinstance(store, IndexedMemoryStore):
             done = store.reindex(workspace_id) if args.memory_command == "reindex" else store.repair(workspace_id)
             left = len(store.truth.unindexed(workspace_id))

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from test_dynamodb_memory import WS
-from test_dynamodb_memory_staging import SIZE, Crash, Faulty, batch, faulty, leftovers, visible
+from test_dynamodb_memory_staging import SIZE, Crash, Faulty, batch, faulty, leftovers, throttle, visible
 
 import agentkb.adapters.aws.dynamodb_memory_staging as staging
 from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
@@ -141,3 +141,25 @@ def test_a_concurrent_duplicate_is_refused_with_retry_after_until_the_first_comm
     assert error.headers == {"Retry-After": "2"} and "still being stored" in error.message
     assert error.envelope()["error"]["details"] == {"reason": "in_progress"}
     assert len(written) == SIZE and visible(store) == SIZE
+
+
+def test_the_full_sweep_finishes_the_publication_of_a_committed_stage(
+        faulty: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    client, store = faulty
+    # Given a writer that died while publishing (committed: whole and visible, its items still carry `wb`) ...
+    client.hooks[("transact_write_items", 4)] = throttle  # the first publish transaction
+    written = store.insert_batch(batch())
+    # ... and one of its memories forgotten since (its items are gone: a publish transaction over it fails)
+    store.delete(WS, written[0].memory_id)
+    # A bounded sweep (a write-back's) leaves committed stages alone; a full one, within the lease, too
+    assert store.sweep_stages(WS, pages=1).read == 0 and store.sweep_stages(WS).published == 0
+    # When the repair's full sweep runs after the lease
+    monkeypatch.setattr(staging, "STAGE_LEASE_S", 0.0)
+    report = store.sweep_stages(WS)
+    # Then no item carries `wb`, the record expires (TTL), and every remaining memory is still visible
+    assert (report.published, report.swept) == (1, 0)
+    items = client.client.scan(TableName="memory")["Items"]
+    assert not [i for i in items if "wb" in i]
+    assert [("ttl" in r, r["status"]["S"]) for r in stage_records(client)] == [(True, "committed")]
+    assert visible(store) == SIZE - 1
+    assert store.sweep_stages(WS).read == 0

@@ -9,6 +9,9 @@ links. A sweep removes it without ever touching a stage that may still commit:
 - then the aborted stage is discarded: items, the claims naming its ids, entity links, index markers, and the
   record last (never a committed one). A sweep that dies half-way leaves the record `aborted`; the next one
   finishes it (every delete is idempotent).
+A stage that committed but whose writer died while publishing (items still carry `wb`, the record has no TTL) is
+whole and visible already; the full sweep of `agentkb memory repair` finishes its publication (`wb` removed from
+the items still carrying it, then the record's TTL), so readers stop resolving those items through the record.
 Who sweeps: a staged write-back, once committed, looks at up to SWEEP_PAGE other stage records of its workspace
 (one Query page, resuming where this process stopped last time); a write-back whose names an abandoned stage holds
 reclaims that stage before it retries; `agentkb memory repair` sweeps every stage record of a workspace.
@@ -19,13 +22,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agentkb.adapters.aws import dynamodb_memory_staging as staging
+from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failure
+from agentkb.adapters.aws.dynamodb_memory_items import mid
 from agentkb.adapters.aws.dynamodb_memory_staging import STORE, DynamoDbMemoryStaging
-from agentkb.adapters.aws.dynamodb_tables import batch_get, get_n, get_s, guarded, key, s
+from agentkb.adapters.aws.dynamodb_tables import batch_get, get_n, get_s, guarded, key, n, s
 from agentkb.errors import WriteInProgress
 from agentkb.models.memory_detail import SHARED_NAME
 
@@ -40,6 +45,7 @@ class SweepReport:
     read: int = 0
     swept: int = 0
     live: int = 0
+    published: int = 0  # committed stages whose publication a full sweep finished
 
 
 class DynamoDbMemorySweep(DynamoDbMemoryStaging):
@@ -56,8 +62,9 @@ class DynamoDbMemorySweep(DynamoDbMemoryStaging):
         cursors = self._cursors
         kwargs: dict[str, Any] = {
             "TableName": self.table, "ConsistentRead": True, "Limit": SWEEP_PAGE,
-            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :wb)", "FilterExpression": "#s <> :c",
-            "ExpressionAttributeNames": {"#s": "status"},
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :wb)",
+            "FilterExpression": "#s <> :c" if pages is not None else "#s <> :c OR attribute_not_exists(#t)",
+            "ExpressionAttributeNames": {"#s": "status", **({} if pages is not None else {"#t": "ttl"})},
             "ExpressionAttributeValues": {":pk": s(f"MW#{workspace_id}"), ":wb": s("WB#"), ":c": s("committed")}}
         if pages is not None and workspace_id in cursors:
             kwargs["ExclusiveStartKey"] = cursors.pop(workspace_id)
@@ -67,7 +74,9 @@ class DynamoDbMemorySweep(DynamoDbMemoryStaging):
             read += 1
             for record in page.get("Items", []):
                 report.read += 1
-                if self._settle(workspace_id, record):
+                if get_s(record, "status") == "committed":
+                    report.published += self._finish_publication(workspace_id, record)
+                elif self._settle(workspace_id, record):
                     report.swept += 1
                 else:
                     report.live += 1
@@ -98,6 +107,39 @@ class DynamoDbMemorySweep(DynamoDbMemoryStaging):
         ids = list(range(first, first + len(names)))
         entities = [v["S"] for v in record.get("entities", {}).get("L", [])]
         self._discard(ws, stage, ids, names, {(e, i) for e in entities for i in ids})
+        return True
+
+    def _finish_publication(self, ws: str, record: dict[str, Any]) -> bool:
+        """Remove `wb` from the committed stage's items still carrying it (transactions of TX_ITEMS; one by one
+        where an item was forgotten since), then let the record expire. Only past the lease: its writer is gone."""
+        if "ttl" in record or time.time() - float(record["started"]["N"]) < staging.STAGE_LEASE_S:
+            return False
+        stage, names, first = (get_s(record, "sk") or "")[3:], _stage_keys(record), get_n(record, "first")
+        keys = [key(f"MW#{ws}", p + mid(i)) for i in range(first, first + len(names)) for p in ("M#", "V#")]
+        updates = [{"TableName": self.table, "Key": k, "UpdateExpression": "REMOVE wb", "ConditionExpression":
+                    "wb = :w", "ExpressionAttributeValues": {":w": s(stage)}}
+                   for k in keys + [key(f"MW#{ws}", name) for name in names]]
+        for start in range(0, len(updates), staging.TX_ITEMS):
+            part = updates[start:start + staging.TX_ITEMS]
+            if not self._applied(lambda part=part: self.client.transact_write_items(  # type: ignore[misc]
+                    TransactItems=[{"Update": u} for u in part])):
+                for update in part:  # some item no longer carries `wb` (forgotten, or published already)
+                    self._applied(lambda update=update: self.client.update_item(**update))  # type: ignore[misc]
+        guarded(STORE, lambda: self.client.update_item(
+            TableName=self.table, Key=key(f"MW#{ws}", f"WB#{stage}"), UpdateExpression="SET #t = :t",
+            ExpressionAttributeNames={"#t": "ttl"},
+            ExpressionAttributeValues={":t": n(int(time.time()) + staging.PUBLISHED_TTL_S)}))
+        return True
+
+    @staticmethod
+    def _applied(call: Callable[[], Any]) -> bool:
+        """Run a conditional write: False when its condition failed, a store failure for anything else."""
+        try:
+            call()
+        except Exception as exc:
+            if is_conditional_failure(exc):
+                return False
+            raise store_failure(exc, store=STORE) from exc
         return True
 
     def _reclaim(self, ws: str, names: Sequence[str]) -> bool:
