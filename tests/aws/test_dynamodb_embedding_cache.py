@@ -70,3 +70,16 @@ def test_the_sweep_gives_old_entries_an_expiry_once(aws: AwsEnv) -> None:
     assert cache.sweep(NOW).stamped == 0
     # And the entries still answer
     assert set(cache.get_many(PROFILE, ["old1", "old2", "new"])) == {"old1", "old2", "new"}
+
+
+def test_the_cli_sweeps_the_configured_cache(aws_settings: AwsEnv, capsys: Any) -> None:
+    import json
+
+    from agentkb.cli import main
+
+    client = aws_client("dynamodb", REGION)
+    client.put_item(TableName=aws_settings.tables["catalog"],
+                    Item={**key(f"EMB#{PROFILE}", "legacy"), "vector": {"B": b"\0" * 12}})
+    assert main(["kb", "sweep-cache", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"examined": 1, "removed": 0, "stamped": 1}
+    assert expiry(client, aws_settings.tables["catalog"], "legacy") is not None
