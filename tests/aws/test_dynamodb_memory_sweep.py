@@ -93,6 +93,20 @@ def test_a_sweep_that_wins_the_race_with_the_commit_leaves_the_writeback_absent(
     assert len(store.insert_batch(batch())) == SIZE and visible(store) == SIZE
 
 
+def test_a_writer_outliving_its_lease_stages_nothing_more_after_a_sweep(
+        faulty: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    client, store = faulty
+    monkeypatch.setattr(staging, "STAGE_LEASE_S", 0.0)
+    # Given a sweep that runs between two stage transactions of a writer that looks dead (past its lease)
+    client.hooks[("transact_write_items", 2)] = lambda _: store.sweep_stages(WS)
+    # When the writer goes on, its next stage transaction fails on the stage record's condition check
+    with pytest.raises(WriteConflict):
+        store.insert_batch(batch())
+    assert client.calls["transact_write_items"] == 2  # nothing staged after the sweep
+    # Then nothing of it is left: items, claims, the links written before its failed transaction, the record
+    assert visible(store) == 0 and leftovers(client.client) == []
+
+
 def test_a_commit_that_wins_the_race_with_the_sweep_leaves_the_writeback_whole(
         faulty: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     client, store = faulty

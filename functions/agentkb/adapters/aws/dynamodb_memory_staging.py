@@ -30,7 +30,8 @@ from agentkb.errors import Conflict, WriteConflict
 from agentkb.models.memory import MemoryRecord, StoredMemory
 
 STORE = "memory"
-CHUNK = 24  # memories per transaction: 4 items each (claim, record, vector, index marker) + the meta update <= 100
+CHUNK = 24  # memories per transaction: 4 items each (claim, record, vector, index marker), the meta update and the
+#            stage record's condition check: 98 <= 100
 TX_ITEMS = 100  # DynamoDB's TransactWriteItems limit
 STAGE_LEASE_S = 300.0  # far past the ingest function's 60 s timeout: an older pending stage has no living writer
 PUBLISHED_TTL_S = 86_400  # a published stage's record outlives every read that could still look it up
@@ -84,6 +85,11 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
             out.append(stored)
         if stage is None or stage == mid(first):
             actions += [{"Update": self._meta(r)} for r in {r.workspace_id: r for r in records}.values()]
+        if stage is not None:  # nothing more is staged once a sweep aborted the stage (its writer was too slow)
+            actions.append({"ConditionCheck": {
+                "TableName": self.table, "Key": key(f"MW#{records[0].workspace_id}", f"WB#{stage}"),
+                "ConditionExpression": "#s = :p", "ExpressionAttributeNames": {"#s": "status"},
+                "ExpressionAttributeValues": {":p": s("pending")}}})
         # Links first, in one BatchWriteItem run: a link to an id no reader sees yet is inert (reads intersect
         # with visible items), and a discard deletes them.
         batch_write(self.client, STORE, self.table, [{"PutRequest": {"Item": link}} for link in links])
@@ -113,9 +119,10 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
             # A commit whose answer was lost (or whose retry found it done) did happen: then this is a success.
             status = self._status(ws, stage)
             if status != "committed":
-                # Unreadable (None): left as it is for the sweep after the lease; missing: swept already;
-                # aborted: a sweep took it (this commit lost the race), the discard is idempotent.
-                if status in ("pending", "aborted"):
+                # Unreadable (None): left as it is for the sweep after the lease. Aborted or missing: a sweep took
+                # the stage (this writer outlived the lease); the discard is idempotent and also takes the entity
+                # links this writer wrote after the sweep's discard.
+                if status in ("pending", "aborted", "missing"):
                     self._discard_quietly(ws, stage, records, first)
                 if status in ("aborted", "missing"):  # a writer slower than the lease: a retry stores it afresh
                     raise WriteConflict("the write-back's stage was reclaimed before its commit") from exc

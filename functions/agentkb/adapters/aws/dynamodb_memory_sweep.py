@@ -5,7 +5,8 @@ links. A sweep removes it without ever touching a stage that may still commit:
 - one conditional UpdateItem flips the record `pending` -> `aborted`, only while it is pending and started more
   than STAGE_LEASE_S ago (far past the ingest function's timeout: no writer can still be at work on it). The
   writer's commit is conditional on `pending` too, so exactly one of the two wins: committed (the sweep leaves it
-  alone) or aborted (the late commit fails, its writer answers an error, the memories never appear);
+  alone) or aborted (the late commit fails, its writer answers an error, the memories never appear); its stage
+  transactions check the record too, so nothing is staged after the abort;
 - then the aborted stage is discarded: items, the claims naming its ids, entity links, index markers, and the
   record last (never a committed one). A sweep that dies half-way leaves the record `aborted`; the next one
   finishes it (every delete is idempotent).
