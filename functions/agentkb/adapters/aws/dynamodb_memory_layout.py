@@ -4,7 +4,8 @@ Before issue 18 every live-name claim was `N#<name>`, personal ones included; dy
 such a claim lazily, on the next write of that name, which costs the write path one more consistent GetItem (the
 claimed memory's visibility, or the old claim) for as long as old claims may exist. `convert_names` moves every
 remaining one at once:
-- a Scan of the table's `N#` claims (FilterExpression; paged, `pages` per call), each claim that names a personal
+- a Scan of the table's `N#` claims (FilterExpression; paged, `pages` per call; it reads the whole table once, so
+  its RCUs are the table's size), the memories they name read in BatchGetItems, each claim that names a personal
   memory moved to its owner's `O#` key in one transaction (delete conditional on the claim still naming that memory,
   put conditional on the `O#` key being free: a concurrent lazy conversion or shared write wins cleanly);
 - resumable: after each page the Scan's position is saved in the layout item (`MLAYOUT` / `#NAMES`), and the next
@@ -21,8 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failure
+from agentkb.adapters.aws.dynamodb_memory_items import mid
 from agentkb.adapters.aws.dynamodb_memory_names import LAYOUT, NAMES_CONVERTED, DynamoDbMemoryNames
-from agentkb.adapters.aws.dynamodb_tables import get_n, get_s, guarded, key, n, s
+from agentkb.adapters.aws.dynamodb_tables import batch_get, get_n, get_s, guarded, key, n, s
+from agentkb.models.memory_detail import name_key
 
 STORE = "memory"
 SCAN_PAGE = 1000  # items a Scan page evaluates (the filter keeps the N# claims among them)
@@ -60,9 +63,11 @@ class DynamoDbMemoryLayout(DynamoDbMemoryNames):
         while pages is None or read < pages:
             page = guarded(STORE, lambda: self.client.scan(**kwargs))
             read += 1
-            for claim in page.get("Items", []):
+            claims = page.get("Items", [])
+            named = self._named_memories(claims)
+            for claim in claims:
                 out.scanned += 1
-                moved = self._convert(claim)
+                moved = self._convert(claim, named.get((get_s(claim, "pk") or "", get_n(claim, "memory_id"))))
                 if moved is None:
                     out.left.append(f"{(get_s(claim, 'pk') or '')[3:]}/{(get_s(claim, 'sk') or '')[2:]}")
                 out.moved += bool(moved)
@@ -76,10 +81,17 @@ class DynamoDbMemoryLayout(DynamoDbMemoryNames):
         out.resumable = True
         return out
 
-    def _convert(self, claim: dict[str, Any]) -> bool | None:
+    def _named_memories(self, claims: list[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
+        """The M# items a page of claims names, in BatchGetItem calls of 100 (not a GetItem per claim)."""
+        keys = list({(get_s(c, "pk") or "", get_n(c, "memory_id")): None for c in claims})
+        items = batch_get(self.client, STORE, self.table, [key(ws, "M#" + mid(i)) for ws, i in keys], consistent=True)
+        return {(get_s(i, "pk") or "", get_n(i, "memory_id")): i for i in items}
+
+    def _convert(self, claim: dict[str, Any], item: dict[str, Any] | None) -> bool | None:
         """Move one claim when it names a personal memory: True moved, False nothing to move, None left behind."""
         ws, sk = get_s(claim, "pk") or "", get_s(claim, "sk") or ""
-        owner_key = self._claimed_key(ws, claim)
+        owner_key = None if item is None else name_key(get_s(item, "visibility") or "", get_s(item, "owner_id"),
+                                                       get_s(item, "name") or "")
         if owner_key is None or owner_key == sk:
             return False  # a shared memory's claim (or one whose memory is gone): it stays where it is
         moved = {k: v for k, v in claim.items() if k not in ("pk", "sk")}
