@@ -41,7 +41,7 @@ log = logging.getLogger("agentkb.memory_store")
 
 @dataclass
 class SweepReport:
-    """What a sweep saw: stage records read, abandoned stages discarded, stages left (live or committed)."""
+    """What a sweep saw: stage records read, abandoned stages discarded, stages left that may still commit."""
 
     read: int = 0
     swept: int = 0
