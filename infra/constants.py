@@ -104,7 +104,7 @@ AOSS_OCU_USD_PER_HOUR = 0.24
 # DynamoDB tables: logical name -> (partition key, sort key or None, TTL attribute or None)
 TABLES = MappingProxyType(
     {
-        "catalog": ("pk", "sk", None),
+        "catalog": ("pk", "sk", "ttl"),  # ttl: embedding-cache entries unused for 90 days (dynamodb_embedding_cache)
         "memory": ("pk", "sk", "ttl"),  # ttl: the memory index markers (adapters/aws/dynamodb_memory.py)
         "graph": ("pk", "sk", None),
         "snapshot": ("pk", "sk", None),

@@ -89,6 +89,15 @@ def _kb_delete(args: argparse.Namespace, ports: Ports) -> int:
     return 0
 
 
+def _kb_sweep_cache(args: argparse.Namespace, ports: Ports) -> int:
+    import time
+
+    done = ports.embedding_cache.sweep(time.time())
+    out = {"examined": done.examined, "removed": done.removed, "stamped": done.stamped}
+    print(json.dumps(out) if args.json else " ".join(f"{k}={v}" for k, v in out.items()))
+    return 0
+
+
 def _docs_list(args: argparse.Namespace, ports: Ports) -> int:
     c = ports
     return _print_listing(list(_documents(c, _kb(c, args.workspace, args.kb))), args.json, document_json,
@@ -156,6 +165,10 @@ def add_kb_commands(kb: Any, common: argparse.ArgumentParser) -> None:
         cmd.add_argument("--workspace", required=True)
         cmd.add_argument("--json", action="store_true")
         cmd.set_defaults(func=func)
+    sweep = kb.add_parser("sweep-cache", parents=[common],
+                          help="reclaim embedding-cache entries no chunk uses (AWS: give old entries an expiry)")
+    sweep.add_argument("--json", action="store_true")
+    sweep.set_defaults(func=_kb_sweep_cache)
 
 
 def add_key_commands(keys: Any, common: argparse.ArgumentParser) -> None:

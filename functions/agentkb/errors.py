@@ -96,6 +96,15 @@ class OperationInProgress(ServiceUnavailable):
         super().__init__(message, retry_after_s=retry_after_s, details={"reason": "in_progress"})
 
 
+class WriteInProgress(Conflict):
+    """The same write is being stored by another request right now: 409 until it commits, then a retry replays it."""
+
+    default_message = "The same write is still being stored; retry after it commits"
+
+    def __init__(self, message: str | None = None, *, retry_after_s: int = IN_PROGRESS_RETRY_AFTER_S):
+        super().__init__(message, details={"reason": "in_progress"}, headers={"Retry-After": str(retry_after_s)})
+
+
 class IdempotencyKeyReused(Conflict):
     """An idempotency key already recorded with a different payload: a retry can never succeed."""
 

@@ -10,7 +10,8 @@ from aws_env import REGION, AwsEnv
 
 from agentkb.adapters.aws.aws_secrets import AwsSecretStore
 from agentkb.adapters.aws.dynamodb_catalog import DynamoDbCatalog
-from agentkb.adapters.aws.dynamodb_security import DynamoDbEmbeddingCache, DynamoDbKeyStore, DynamoDbRateLimiter
+from agentkb.adapters.aws.dynamodb_embedding_cache import DynamoDbEmbeddingCache
+from agentkb.adapters.aws.dynamodb_security import DynamoDbKeyStore, DynamoDbRateLimiter
 from agentkb.adapters.aws.dynamodb_snapshot import INLINE_LIMIT, DynamoDbSnapshotStore
 from agentkb.adapters.aws.dynamodb_tables import aws_client
 from agentkb.errors import Conflict

@@ -45,3 +45,40 @@ def test_the_largest_writeback_is_whole_and_replays(minter: ob1_flows.Mint) -> N
 
 def test_pages_stay_full_with_others_personal_memories_between(minter: ob1_flows.Mint) -> None:
     ob1_flows_limits.flow_owner_paging(minter)
+
+
+class _Crash(BaseException):
+    """A writer process that dies mid-write."""
+
+
+def test_a_duplicate_of_a_writeback_still_being_stored_answers_409_with_retry_after(
+        minter: ob1_flows.Mint, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentkb.adapters.aws import dynamodb_memory_staging as staging
+    from tests.ob1_client import Ob1Client
+    from tests.ob1_flows import RW
+    from tests.ob1_flows_limits import largest_payload
+
+    c = Ob1Client(minter(["dup"], RW, "dup-agent"))
+    payload = largest_payload("dup", "d1", staging.CHUNK + 6)  # staged: more than one transaction
+    real_write, calls = staging.DynamoDbMemoryStaging._write, []
+
+    def dies_after_the_first_chunk(self: object, *args: object) -> object:
+        calls.append(1)
+        if len(calls) == 2:
+            raise _Crash
+        return real_write(self, *args)  # type: ignore[arg-type]
+
+    # Given a write-back whose writer is still inside its stage (here: stopped there, within the lease)
+    monkeypatch.setattr(staging.DynamoDbMemoryStaging, "_write", dies_after_the_first_chunk)
+    with pytest.raises(_Crash):
+        c.call("POST", "/writeback", payload)
+    monkeypatch.setattr(staging.DynamoDbMemoryStaging, "_write", real_write)
+    # When the same write-back arrives again, it is refused with 409, Retry-After and a message saying why
+    code, answer, headers = c.call("POST", "/writeback", payload)
+    assert code == 409 and headers.get("retry-after") == "2"
+    assert answer["error"]["code"] == "CONFLICT" and "still being stored" in answer["error"]["message"]
+    assert answer["error"]["details"] == {"reason": "in_progress"}
+    assert c.ok("GET", "/memories?workspace_id=dup&limit=200")["count"] == 0
+    # And once the stage is past its lease (its writer is gone), the retry stores the write-back whole
+    monkeypatch.setattr(staging, "STAGE_LEASE_S", 0.0)
+    assert len(c.ok("POST", "/writeback", payload)["memories"]) == staging.CHUNK + 6

@@ -32,6 +32,8 @@ def test_table_keys_and_ttl_follow_the_contract(synthesized):
     assert by_name["agentkb-dev-rate-limit"]["TimeToLiveSpecification"] == {"AttributeName": "ttl", "Enabled": True}
     # the memory index markers (P#<ms>#<id>) expire a day after the index accepted the memory
     assert by_name["agentkb-dev-memory"]["TimeToLiveSpecification"] == {"AttributeName": "ttl", "Enabled": True}
+    # embedding-cache entries (EMB#) nobody used for 90 days: the vectors of deleted documents among them
+    assert by_name["agentkb-dev-catalog"]["TimeToLiveSpecification"] == {"AttributeName": "ttl", "Enabled": True}
     for name in ("catalog", "memory", "graph", "snapshot", "keys", "rate-limit"):
         assert by_name[f"agentkb-dev-{name}"]["KeySchema"] == [
             {"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]

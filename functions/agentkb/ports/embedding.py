@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # annotations only: keeps the handlers' cold import light
@@ -38,9 +39,22 @@ class Reranker(Protocol):
     def rerank(self, query: str, passages: Sequence[str], model: str) -> RerankOutcome: ...
 
 
+@dataclass(frozen=True)
+class CacheSweep:
+    """What an embedding-cache sweep did: entries looked at, entries removed, entries given an expiry (AWS)."""
+
+    examined: int
+    removed: int = 0
+    stamped: int = 0
+
+
 class EmbeddingCache(Protocol):
     """Vectors by (profile key, content hash), so unchanged text is never embedded twice."""
 
     def get_many(self, profile_key: str, content_hashes: Sequence[str]) -> dict[str, list[float]]: ...
 
     def put_many(self, profile_key: str, vectors: dict[str, list[float]]) -> None: ...
+
+    def sweep(self, now: float) -> CacheSweep:
+        """Reclaim entries no chunk needs any more (embedded: removed; DynamoDB: given their expiry)."""
+        ...

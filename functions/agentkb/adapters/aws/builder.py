@@ -119,7 +119,7 @@ class AwsBuilder:
         return DynamoDbRateLimiter(self.client("dynamodb"), self._required("rate_limit_table"))
 
     def embedding_cache(self, ports: Ports) -> EmbeddingCache:
-        from agentkb.adapters.aws.dynamodb_security import DynamoDbEmbeddingCache
+        from agentkb.adapters.aws.dynamodb_embedding_cache import DynamoDbEmbeddingCache
 
         return DynamoDbEmbeddingCache(self.client("dynamodb"), self._required("catalog_table"))
 

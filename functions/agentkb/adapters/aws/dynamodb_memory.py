@@ -10,7 +10,9 @@ Items (`ws` = workspace id, `<id>` = the memory id zero-padded to 12 digits so s
   MW#<ws>           I#["principal","key"]  body_hash, memory_id: idempotency (attribute_not_exists)
   MW#<ws>           P#~<id>           unindexed: written with the memory when an index is attached (track_index),
                                       deleted once the OpenSearch memory index accepted the document
-  MW#<ws>           WB#<stage>        a staged write-back: status pending|committed, first id, names (see staging)
+  MW#<ws>           WB#<stage>        a staged write-back: status pending|committed|aborted, first id, claim keys,
+                                      entity ids (dynamodb_memory_staging.py; swept: dynamodb_memory_sweep.py)
+  MLAYOUT           #NAMES            version 2 once no old-layout personal N# claim is left (dynamodb_memory_layout)
   MW#<ws>           P#<ms>#<id>       indexed at <ms> (epoch ms, 13 digits): pending until the index shows it; ttl
   ME#<ws>#<entity>  <id>              a memory <-> entity link
 Facets (eligibility): vis_rank, project_id, channel_id, owner_id (absent = NULL), sensitivity, confirmed, stale,
@@ -51,6 +53,7 @@ from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failur
 from agentkb.adapters.aws.dynamodb_memory_batches import DynamoDbMemoryBatches
 from agentkb.adapters.aws.dynamodb_memory_details import DynamoDbMemoryDetails
 from agentkb.adapters.aws.dynamodb_memory_items import mid, revision_items, summary
+from agentkb.adapters.aws.dynamodb_memory_layout import DynamoDbMemoryLayout
 from agentkb.adapters.aws.dynamodb_memory_match import (
     cosine32,
     eligibility_filter,
@@ -61,7 +64,6 @@ from agentkb.adapters.aws.dynamodb_memory_match import (
     rank_by_cosine,
     term_match,
 )
-from agentkb.adapters.aws.dynamodb_memory_names import DynamoDbMemoryNames
 from agentkb.adapters.aws.dynamodb_tables import batch_get, batch_write, get_n, get_s, key, n, query_all, s
 from agentkb.errors import Conflict
 from agentkb.models.memory import IdempotencyRecord, MemoryRecord, StoredMemory
@@ -70,7 +72,7 @@ from agentkb.models.recall import MemoryView, RecallScope
 STORE = "memory"
 
 
-class DynamoDbMemoryStore(DynamoDbMemoryDetails, DynamoDbMemoryBatches, DynamoDbMemoryNames):
+class DynamoDbMemoryStore(DynamoDbMemoryDetails, DynamoDbMemoryBatches, DynamoDbMemoryLayout):
     """MemoryStore port on the memory table. `track_index`: write the unindexed marker with every memory."""
 
     store = STORE

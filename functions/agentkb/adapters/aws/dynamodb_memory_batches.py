@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentkb.adapters.aws.dynamodb_memory_items import revision_items
-from agentkb.adapters.aws.dynamodb_memory_staging import CHUNK, DynamoDbMemoryStaging
+from agentkb.adapters.aws.dynamodb_memory_staging import CHUNK
+from agentkb.adapters.aws.dynamodb_memory_sweep import DynamoDbMemorySweep
 from agentkb.adapters.aws.dynamodb_tables import batch_write, guarded, key, n
 from agentkb.errors import Conflict
 from agentkb.models.memory import MemoryRecord, StoredMemory
@@ -15,7 +16,7 @@ STORE = "memory"
 MAX_BATCH = 1000  # memories per insert_batch (OB1 write-backs are capped lower, services/ob1_writeback.py)
 
 
-class DynamoDbMemoryBatches(DynamoDbMemoryStaging):
+class DynamoDbMemoryBatches(DynamoDbMemorySweep):
     """Writes of many memories at once on the memory table."""
 
     track_index = False
@@ -31,7 +32,8 @@ class DynamoDbMemoryBatches(DynamoDbMemoryStaging):
     def insert_batch(self, records: Sequence[MemoryRecord]) -> list[StoredMemory]:
         """New names only, all or nothing: up to CHUNK memories in one transaction, more as a staged write-back
         (dynamodb_memory_staging.py). A name that is taken fails the batch with Conflict, unless an abandoned
-        stage holds it: that stage is discarded and the batch tried once more."""
+        stage holds it: that stage is discarded and the batch tried once more; a stage that may still commit
+        holding it answers WriteInProgress (409 + Retry-After; dynamodb_memory_sweep.py)."""
         if len(records) > MAX_BATCH:
             raise ValueError(f"at most {MAX_BATCH} memories per batch")
         if len({r.workspace_id for r in records}) > 1:
@@ -49,7 +51,9 @@ class DynamoDbMemoryBatches(DynamoDbMemoryStaging):
         first = self._allocate(len(records))
         if len(records) <= CHUNK:
             return self._write(records, first, None)
-        return self._write_staged(records, first)
+        written = self._write_staged(records, first)
+        self._sweep_quietly(records[0].workspace_id)  # stages other writers of this workspace abandoned
+        return written
 
     def insert_many(self, records: Sequence[MemoryRecord]) -> list[int]:
         """Bulk load of new names: BatchWriteItem, not atomic on DynamoDB (the embedded engine is)."""

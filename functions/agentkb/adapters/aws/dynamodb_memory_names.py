@@ -9,11 +9,14 @@ change are all `N#<name>`, personal ones included; a live deploy keeps them work
 - a shared write that meets an `N#` claim naming a personal memory never supersedes it: the same transaction moves
   that claim to its owner's `O#` key (conditional both ways) and claims `N#<name>` for the shared memory.
 Costs: one more consistent GetItem for a revision of a shared name (its live item's visibility), and for a personal
-write whose `O#` claim is absent (the old `N#` claim).
+write whose `O#` claim is absent (the old `N#` claim) - until the table is converted: `agentkb memory repair` moves
+every old claim (dynamodb_memory_layout.py) and then marks the table (`MLAYOUT` / `#NAMES`, version 2). A process
+reads that mark once (again every LAYOUT_RECHECK_S while it is absent) and, once converted, skips the extra read.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +25,10 @@ from agentkb.adapters.aws.dynamodb_memory_markers import DynamoDbMemoryMarkers
 from agentkb.adapters.aws.dynamodb_tables import get_n, get_s, key, n
 from agentkb.models.memory import MemoryRecord
 from agentkb.models.memory_detail import SHARED_NAME, name_key
+
+LAYOUT = ("MLAYOUT", "#NAMES")  # the table's name-claim layout: version 2 = no old-layout personal claim is left
+NAMES_CONVERTED = 2
+LAYOUT_RECHECK_S = 300.0  # how long an unconverted answer is trusted (a repair may convert the table meanwhile)
 
 
 @dataclass
@@ -36,19 +43,34 @@ class NameClaim:
 class DynamoDbMemoryNames(DynamoDbMemoryMarkers):
     """Resolves and writes the live-name claim of a new revision, old-layout personal claims included."""
 
+    def __init__(self, client: Any, table: str) -> None:
+        super().__init__(client, table)
+        self._converted = False
+        self._layout_read_at: float | None = None
+
+    def _old_claims_possible(self) -> bool:
+        """False once the table is known converted (read once per process; rechecked while it is not)."""
+        now = time.monotonic()
+        if not self._converted and (self._layout_read_at is None or now - self._layout_read_at > LAYOUT_RECHECK_S):
+            layout = self._get(*LAYOUT) or {}
+            self._converted = "version" in layout and get_n(layout, "version") >= NAMES_CONVERTED
+            self._layout_read_at = now
+        return not self._converted
+
     def _claim(self, record: MemoryRecord, memory_id: int) -> NameClaim:
         ws = f"MW#{record.workspace_id}"
         own = record.name_key
         pointer = self._get(ws, own)
         out = NameClaim()
         if pointer is None and record.visibility == "personal":
-            old = self._get(ws, SHARED_NAME + record.name)  # an old-layout claim of the writer's own memory?
+            # an old-layout claim of the writer's own memory? (none left once the table is converted)
+            old = self._get(ws, SHARED_NAME + record.name) if self._old_claims_possible() else None
             if old is not None and self._claimed_key(ws, old) == own:
                 out.actions.append(self._conditional("Delete", ws, SHARED_NAME + record.name, old))
                 out.previous, out.revision = get_n(old, "memory_id"), get_n(old, "revision") + 1
             out.actions.append(self._put(ws, own, memory_id, out.revision, "attribute_not_exists(pk)"))
             return out
-        if pointer is not None and record.visibility != "personal":
+        if pointer is not None and record.visibility != "personal" and self._old_claims_possible():
             moved = self._claimed_key(ws, pointer)
             if moved is not None and moved != own:  # an old-layout personal claim: it moves to its owner's key
                 out.actions.append(self._put(ws, moved, get_n(pointer, "memory_id"), get_n(pointer, "revision"),

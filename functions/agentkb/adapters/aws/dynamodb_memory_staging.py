@@ -9,8 +9,9 @@
 A commit whose answer is lost (or that a retry finds done) is checked on the record: committed is a success.
 
 A failed stage transaction (the k-th as well as the first) discards what was staged: items, name claims, entity
-links and the record, so nothing is left behind and a retry finds the names free. A stage left by a crashed writer
-stays invisible; a retry that meets its name claims takes them over once it is older than STAGE_LEASE_S.
+links and the record, so nothing is left behind and a retry finds the names free. Every discard first flips the
+record `pending` -> `aborted` (conditional), so a discard and the commit (conditional on `pending`) never both win.
+A stage left by a crashed writer stays invisible until dynamodb_memory_sweep.py reclaims it (after STAGE_LEASE_S).
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failur
 from agentkb.adapters.aws.dynamodb_memory_items import mid, revision_items, summary
 from agentkb.adapters.aws.dynamodb_memory_markers import DynamoDbMemoryMarkers
 from agentkb.adapters.aws.dynamodb_tables import batch_get, batch_write, get_n, get_s, guarded, key, n, s
-from agentkb.errors import Conflict
+from agentkb.errors import Conflict, WriteConflict
 from agentkb.models.memory import MemoryRecord, StoredMemory
-from agentkb.models.memory_detail import SHARED_NAME
 
 STORE = "memory"
-CHUNK = 24  # memories per transaction: 4 items each (claim, record, vector, index marker) + the meta update <= 100
+CHUNK = 24  # memories per transaction: 4 items each (claim, record, vector, index marker), the meta update and the
+#            stage record's condition check: 98 <= 100
 TX_ITEMS = 100  # DynamoDB's TransactWriteItems limit
 STAGE_LEASE_S = 300.0  # far past the ingest function's 60 s timeout: an older pending stage has no living writer
 PUBLISHED_TTL_S = 86_400  # a published stage's record outlives every read that could still look it up
@@ -84,6 +85,11 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
             out.append(stored)
         if stage is None or stage == mid(first):
             actions += [{"Update": self._meta(r)} for r in {r.workspace_id: r for r in records}.values()]
+        if stage is not None:  # nothing more is staged once a sweep aborted the stage (its writer was too slow)
+            actions.append({"ConditionCheck": {
+                "TableName": self.table, "Key": key(f"MW#{records[0].workspace_id}", f"WB#{stage}"),
+                "ConditionExpression": "#s = :p", "ExpressionAttributeNames": {"#s": "status"},
+                "ExpressionAttributeValues": {":p": s("pending")}}})
         # Links first, in one BatchWriteItem run: a link to an id no reader sees yet is inert (reads intersect
         # with visible items), and a discard deletes them.
         batch_write(self.client, STORE, self.table, [{"PutRequest": {"Item": link}} for link in links])
@@ -94,8 +100,11 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
         """Stage, commit, publish (module docstring); on any failure before the commit nothing stays behind."""
         ws, stage = records[0].workspace_id, mid(first)
         names = [r.name_key for r in records]  # the claim keys (name_key): stage records of old carry `names`
+        # `entities`: a stage's links are written before its items, so a sweep finds them only through the record
+        entities = sorted({e for r in records for e in r.entity_ids})
         record = {**key(f"MW#{ws}", f"WB#{stage}"), "status": s("pending"), "first": n(first),
-                  "keys": {"L": [s(name) for name in names]}, "started": n(time.time())}
+                  "keys": {"L": [s(name) for name in names]}, "entities": {"L": [s(e) for e in entities]},
+                  "started": n(time.time())}
         guarded(STORE, lambda: self.client.put_item(TableName=self.table, Item=record,
                                                     ConditionExpression="attribute_not_exists(pk)"))
         out: list[StoredMemory] = []
@@ -106,13 +115,17 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
                 TableName=self.table, Key=key(f"MW#{ws}", f"WB#{stage}"), UpdateExpression="SET #s = :c",
                 ConditionExpression="#s = :p", ExpressionAttributeNames={"#s": "status"},
                 ExpressionAttributeValues={":c": s("committed"), ":p": s("pending")}))
-        except Exception:
+        except Exception as exc:
             # A commit whose answer was lost (or whose retry found it done) did happen: then this is a success.
             status = self._status(ws, stage)
             if status != "committed":
-                # Unreadable (None): left as it is for the reclaim after the lease; missing: reclaimed already.
-                if status == "pending":
+                # Unreadable (None): left as it is for the sweep after the lease. Aborted or missing: a sweep took
+                # the stage (this writer outlived the lease); the discard is idempotent and also takes the entity
+                # links this writer wrote after the sweep's discard.
+                if status in ("pending", "aborted", "missing"):
                     self._discard_quietly(ws, stage, records, first)
+                if status in ("aborted", "missing"):  # a writer slower than the lease: a retry stores it afresh
+                    raise WriteConflict("the write-back's stage was reclaimed before its commit") from exc
                 raise
         self._publish(ws, stage, list(range(first, first + len(records))), names)
         return out
@@ -125,8 +138,25 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
             return None
         return (get_s(record, "status") or "missing") if record else "missing"
 
+    def _abort(self, ws: str, stage: str, started_before: float | None = None) -> bool:
+        """Flip a pending stage record to `aborted` (only one started before `started_before` when given): after
+        it the stage can never commit. False when the record is not pending (or too young) any more."""
+        condition, values = "#s = :p", {":a": s("aborted"), ":p": s("pending")}
+        if started_before is not None:
+            condition, values[":t"] = condition + " AND started < :t", n(started_before)
+        try:
+            self.client.update_item(TableName=self.table, Key=key(f"MW#{ws}", f"WB#{stage}"),
+                                    UpdateExpression="SET #s = :a", ConditionExpression=condition,
+                                    ExpressionAttributeNames={"#s": "status"}, ExpressionAttributeValues=values)
+        except Exception as exc:
+            if is_conditional_failure(exc):
+                return False
+            raise store_failure(exc, store=STORE) from exc
+        return True
+
     def _discard_quietly(self, ws: str, stage: str, records: Sequence[MemoryRecord], first: int) -> None:
         try:
+            self._abort(ws, stage)  # not pending any more: aborted by a sweep already (a commit was ruled out)
             self._discard(ws, stage, list(range(first, first + len(records))), [r.name_key for r in records],
                           {(e, first + i) for i, r in enumerate(records) for e in r.entity_ids})
         except Exception:  # what stays is invisible, and a retry reclaims it after the lease
@@ -163,31 +193,11 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
         keys += [key(f"ME#{ws}#{e}", mid(i)) for e, i in sorted(links)]
         keys += [key(f"MW#{ws}", get_s(c, "sk") or "") for c in claims if get_n(c, "memory_id") in ids]
         batch_write(self.client, STORE, self.table, [{"DeleteRequest": {"Key": k}} for k in keys])
-        guarded(STORE, lambda: self.client.delete_item(TableName=self.table, Key=key(f"MW#{ws}", f"WB#{stage}")))
-
-    def _reclaim(self, ws: str, names: Sequence[str]) -> bool:
-        """Discard the abandoned stages (never committed, older than the lease) holding any of these names."""
-        claims = batch_get(self.client, STORE, self.table, [key(f"MW#{ws}", name) for name in names],
-                           consistent=True)
-        stages = {get_s(c, "wb") or "" for c in claims if "wb" in c}
-        if not stages:
-            return False
-        records = {(get_s(r, "sk") or "")[3:]: r for r in batch_get(
-            self.client, STORE, self.table, [key(f"MW#{ws}", f"WB#{w}") for w in sorted(stages)], consistent=True)}
-        reclaimed = False
-        for stage in sorted(stages):
-            record = records.get(stage)
-            if record is not None and (get_s(record, "status") != "pending"
-                                       or time.time() - float(record["started"]["N"]) < STAGE_LEASE_S):
-                continue  # committed, or a writer may still be at work on it
-            held = [c for c in claims if get_s(c, "wb") == stage]
-            if record is not None:
-                stage_names = ([v["S"] for v in record["keys"]["L"]] if "keys" in record
-                               else [SHARED_NAME + v["S"] for v in record["names"]["L"]])  # staged before issue 18
-                ids = list(range(get_n(record, "first"), get_n(record, "first") + len(stage_names)))
-            else:  # a stage without its record is invisible for good: what remains is what its claims name
-                stage_names = [get_s(c, "sk") or "" for c in held]
-                ids = [get_n(c, "memory_id") for c in held]
-            self._discard(ws, stage, ids, stage_names, set())
-            reclaimed = True
-        return reclaimed
+        try:  # last, so a discard that dies half-way is found again; never a record that committed
+            self.client.delete_item(TableName=self.table, Key=key(f"MW#{ws}", f"WB#{stage}"),
+                                    ConditionExpression="attribute_not_exists(#s) OR #s <> :c",
+                                    ExpressionAttributeNames={"#s": "status"},
+                                    ExpressionAttributeValues={":c": s("committed")})
+        except Exception as exc:
+            if not is_conditional_failure(exc):
+                raise store_failure(exc, store=STORE) from exc

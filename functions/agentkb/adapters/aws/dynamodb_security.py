@@ -1,19 +1,16 @@
-"""Key store (hashes only), rate limiter and embedding cache on DynamoDB.
+"""Key store (hashes only) and rate limiter on DynamoDB (the embedding cache: dynamodb_embedding_cache.py).
 
   keys table        KEY#<key_id>      #KEY           key_hash, principal, workspaces, scopes, created_at, revoked
   rate_limit table  RL#<key_id>       <window start> count, ttl (expired windows are removed by DynamoDB TTL)
-  catalog table     EMB#<profile>     <content hash> vector (float32 little-endian bytes)
 """
 
 from __future__ import annotations
 
-import sys
-from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failure
-from agentkb.adapters.aws.dynamodb_tables import batch_get, batch_write, get_s, get_strings, guarded, key, n, s, strings
+from agentkb.adapters.aws.dynamodb_tables import get_s, get_strings, guarded, key, n, s, strings
 from agentkb.errors import Conflict
 from agentkb.models.domain import ApiKeyRecord, RateDecision
 
@@ -103,36 +100,3 @@ class DynamoDbRateLimiter:
             raise store_failure(exc, store="rate_limit") from exc
         count = int(result["Attributes"]["count"]["N"])
         return RateDecision(limit, max(0, limit - count), reset, True, 0)
-
-
-def _pack(vector: Sequence[float]) -> bytes:
-    packed = array("f", vector)
-    if sys.byteorder != "little":
-        packed.byteswap()
-    return packed.tobytes()
-
-
-def _unpack(raw: bytes) -> list[float]:
-    values = array("f")
-    values.frombytes(raw)
-    if sys.byteorder != "little":
-        values.byteswap()
-    return values.tolist()
-
-
-class DynamoDbEmbeddingCache:
-    """Vectors by (profile, content hash): unchanged chunks are never sent to Bedrock twice."""
-
-    def __init__(self, client: Callable[[], Any], table: str) -> None:
-        self._client = client
-        self.table = table
-
-    def get_many(self, profile_key: str, content_hashes: Sequence[str]) -> dict[str, list[float]]:
-        keys = [key(f"EMB#{profile_key}", h) for h in dict.fromkeys(content_hashes)]
-        items = batch_get(self._client(), "embedding_cache", self.table, keys) if keys else []
-        return {get_s(i, "sk") or "": _unpack(i["vector"]["B"]) for i in items}
-
-    def put_many(self, profile_key: str, vectors: dict[str, list[float]]) -> None:
-        requests = [{"PutRequest": {"Item": {**key(f"EMB#{profile_key}", h), "vector": {"B": _pack(v)}}}}
-                    for h, v in vectors.items()]
-        batch_write(self._client(), "embedding_cache", self.table, requests)

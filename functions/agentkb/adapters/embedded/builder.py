@@ -49,6 +49,7 @@ class EmbeddedBuilder:
         # Every module that registers tables is imported before the first connection: a schema applied later
         # would run its DDL script (and so a COMMIT) on a connection that might be inside a transaction.
         import agentkb.adapters.embedded.sqlite_catalog
+        import agentkb.adapters.embedded.sqlite_embedding_cache
         import agentkb.adapters.embedded.sqlite_graph
         import agentkb.adapters.embedded.sqlite_idempotency
         import agentkb.adapters.embedded.sqlite_indexing
@@ -102,7 +103,7 @@ class EmbeddedBuilder:
         return SqliteRateLimiter(self.database)
 
     def embedding_cache(self, ports: Ports) -> EmbeddingCache:
-        from agentkb.adapters.embedded.sqlite_security import SqliteEmbeddingCache
+        from agentkb.adapters.embedded.sqlite_embedding_cache import SqliteEmbeddingCache
 
         return SqliteEmbeddingCache(self.database)
 

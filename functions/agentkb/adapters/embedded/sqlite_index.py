@@ -13,6 +13,7 @@ import numpy as np
 from agentkb.adapters.embedded.lexical_text import MAX_QUERY_TERMS, STOPWORDS
 from agentkb.adapters.embedded.sqlite_chunk_table import ChunkTable, ChunkTables
 from agentkb.adapters.embedded.sqlite_db import Database
+from agentkb.adapters.embedded.sqlite_embedding_cache import dropped_texts, release_vectors
 from agentkb.adapters.embedded.sqlite_filters import compile_sql_filters
 from agentkb.adapters.embedded.sqlite_lexical import LexicalIndexes
 from agentkb.errors import WriteConflict
@@ -67,6 +68,7 @@ class SqliteIndex:
     def _write(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk], sql: str,
                slot_values: dict[str, Any]) -> None:
         with self.db.transaction() as conn:
+            dropped = dropped_texts(conn, "document_id = ?", (document.id,))
             conn.execute("DELETE FROM chunks WHERE document_id = ?", (document.id,))
             conn.execute(
                 "INSERT INTO documents (id, knowledge_base_id, workspace_id, name, source_url, content_hash, tags,"
@@ -83,19 +85,24 @@ class SqliteIndex:
                 (c.id, kb.workspace_id, kb.id, document.id, c.chunk_index, c.content, c.token_count,
                  c.content_hash, np.asarray(c.embedding, dtype=np.float32).tobytes() if c.embedding else None,
                  json.dumps(list(c.pages)) if c.pages else None, c.context, *slot_values.values()) for c in chunks])
+            release_vectors(conn, kb.profile.key, dropped)  # after the new chunks: text they keep keeps its vector
             conn.execute("UPDATE knowledge_bases SET version = version + 1 WHERE id = ?", (kb.id,))
 
     def delete_knowledge_base(self, kb: KnowledgeBase) -> None:
         """Every chunk, vector and BM25 entry of the KB (the lexical log's delete trigger takes the BM25 entries)."""
         with self.db.transaction() as conn:
+            dropped = dropped_texts(conn, "knowledge_base_id = ? AND workspace_id = ?", (kb.id, kb.workspace_id))
             conn.execute("DELETE FROM chunks WHERE knowledge_base_id = ? AND workspace_id = ?",
                          (kb.id, kb.workspace_id))
+            release_vectors(conn, kb.profile.key, dropped)
             conn.execute("UPDATE knowledge_bases SET version = version + 1 WHERE id = ?", (kb.id,))
         self.tables.forget(kb.id)
 
     def delete_document(self, kb: KnowledgeBase, document_id: str) -> None:
         with self.db.transaction() as conn:
+            dropped = dropped_texts(conn, "document_id = ? AND knowledge_base_id = ?", (document_id, kb.id))
             conn.execute("DELETE FROM chunks WHERE document_id = ? AND knowledge_base_id = ?", (document_id, kb.id))
+            release_vectors(conn, kb.profile.key, dropped)
             conn.execute("DELETE FROM documents WHERE id = ? AND knowledge_base_id = ?", (document_id, kb.id))
             conn.execute("UPDATE knowledge_bases SET version = version + 1 WHERE id = ?", (kb.id,))
 

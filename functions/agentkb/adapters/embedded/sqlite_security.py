@@ -1,4 +1,4 @@
-"""Embedded key store, rate limiter, key pepper and embedding cache."""
+"""Embedded key store, rate limiter and key pepper; the embedding cache's table (code: sqlite_embedding_cache.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,7 @@ import os
 import secrets
 import sqlite3
 import threading
-from collections.abc import Sequence
 from pathlib import Path
-
-import numpy as np
 
 from agentkb.adapters.embedded.sqlite_db import Database, register_schema
 from agentkb.errors import Conflict
@@ -122,25 +119,3 @@ class FileSecretStore:
             pass
         finally:
             tmp.unlink()
-
-
-class SqliteEmbeddingCache:
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
-    def get_many(self, profile_key: str, content_hashes: Sequence[str]) -> dict[str, list[float]]:
-        out: dict[str, list[float]] = {}
-        conn = self.db.connection()
-        hashes = list(dict.fromkeys(content_hashes))
-        for start in range(0, len(hashes), 500):
-            part = hashes[start:start + 500]
-            for row in conn.execute(
-                    f"SELECT content_hash, vector FROM embedding_cache WHERE profile = ?"
-                    f" AND content_hash IN ({','.join('?' * len(part))})", (profile_key, *part)):
-                out[row[0]] = np.frombuffer(row[1], dtype=np.float32).tolist()
-        return out
-
-    def put_many(self, profile_key: str, vectors: dict[str, list[float]]) -> None:
-        with self.db.transaction() as conn:
-            conn.executemany("INSERT OR REPLACE INTO embedding_cache (profile, content_hash, vector) VALUES (?, ?, ?)",
-                             [(profile_key, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in vectors.items()])
