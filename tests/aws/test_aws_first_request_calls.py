@@ -78,3 +78,12 @@ def test_a_first_recall_reads_each_entity_link_partition_once(calls: list[Call])
     links = Counter(where for op, _table, where in made if op == "Query" and where.startswith("ME#"))
     request_entities = json.loads(load(EVENTS / "recall/recall_ok.json", {})["body"])["entities"]
     assert request_entities and links and set(links.values()) == {1}, links
+
+
+def test_a_snapshot_without_a_memory_source_builds_no_memory_port(calls: list[Call]) -> None:
+    # Given the recorded snapshot, whose sources are knowledge only
+    response, made = _first_request("snapshot/create_ok", calls)
+    assert response["statusCode"] == 201, body_of(response)
+    # Then the memory store (and the recall routes and models behind it) was never built, nor its table read
+    assert "memories" not in vars(get_ports())
+    assert not [c for c in made if c[1].endswith("memory")], made
