@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "aws"))
-from test_aws_bundle_imports import aws_environment  # noqa: E402 (the tests/aws helpers are not a package)
+sys.path.insert(0, str(ROOT / "tests" / "aws"))  # the tests/aws helpers are not a package
+try:
+    from test_aws_bundle_imports import aws_environment
+finally:
+    sys.path.remove(str(ROOT / "tests" / "aws"))
 
 PROBE = """
 import gc, json, importlib

@@ -6,8 +6,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# bench/ only while importing: left on the path, bench/recall.py would shadow the recall function's package
 sys.path.insert(0, str(ROOT / "bench"))
-from coldstart_first import FUNCTIONS, summarize  # noqa: E402 (bench/ is not a package)
+try:
+    from coldstart_first import FUNCTIONS, summarize
+finally:
+    sys.path.remove(str(ROOT / "bench"))
 
 
 def _samples(init: float, total: float, calls: int) -> list[list[float]]:
