@@ -1,12 +1,13 @@
 """A Lambda cold start without the cyclic garbage collector: paused from the handler's first import until its first
 response is built, then resumed with everything allocated so far frozen out of its reach.
 
-Why: a cold start allocates hundreds of thousands of long-lived objects (modules, classes, pydantic and botocore
-models) and almost no cyclic garbage, yet the collector walks them again and again as they pile up: 150-190
-collections, 60-85 ms of a search, recall or snapshot first response's CPU (bench/coldstart.py --first-response,
-measured with gc.callbacks). Reference counting still frees everything else at once; what waits is one cold
-start's cyclic garbage, which `gc.freeze` then keeps (kilobytes). Later collections skip the frozen objects, so
-warm requests no longer traverse the import-time heap either.
+Why: a cold start leaves about 125,000 objects tracked by the collector (modules, classes, pydantic and botocore
+models), nearly all as long-lived as the process, yet the collector walks them again and again as they pile up:
+150-190 collections, 60-85 ms of a search, recall or snapshot first response's CPU (bench/coldstart.py
+--first-response, measured with gc.callbacks). Reference counting still frees everything else at once; what waits
+is the cold start's cyclic garbage, which `gc.freeze` then keeps: 230-350 objects, 90-260 KB (shallow sizes,
+measured after the recorded first responses). Later collections skip the frozen objects, so warm requests no
+longer traverse the import-time heap either.
 
 Only inside Lambda (AWS_LAMBDA_FUNCTION_NAME): a test, the CLI or the local gateway importing a handler keeps its
 collector. This module reads that variable itself rather than through config.py: it must run before pydantic (which
