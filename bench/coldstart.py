@@ -3,7 +3,7 @@
 
     make build && .venv/bin/python bench/coldstart.py [--runs 10] [--layout bundle|source]
 
-    make build && .venv/bin/python bench/coldstart.py --first-response [--runs 21]
+    make build && .venv/bin/python bench/coldstart.py --first-response [--runs 21] [--baseline main]
 
 --first-response measures what a user waits for instead: a fresh process with the stack's own environment
 (X-Ray tracing on) answering its first search, recall and snapshot request, the network stubbed below urllib3,
@@ -112,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-response", action="store_true", help="cold start to the first answered request")
     parser.add_argument("--recording", type=Path, default=ROOT / ".build" / "coldstart-recording.json")
     parser.add_argument("--rerecord", action="store_true", help="record the AWS exchanges again (after code changes)")
+    parser.add_argument("--baseline", metavar="REF", help="with --first-response: also measure this git revision's "
+                        "bundle (e.g. main) in the same interleaved rounds (bench/coldstart_baseline.py)")
     args = parser.parse_args(argv)
     env, cwd = layout_environment(args.layout)
     if args.first_response:
@@ -138,10 +140,16 @@ def first_response(args: argparse.Namespace, env: dict[str, str], cwd: Path) -> 
     sys.path[:0] = [str(ROOT / "bench"), str(ROOT)]
     from coldstart_first import load_average, measure
 
+    baseline = None
+    if args.baseline:
+        from coldstart_baseline import prepare
+
+        baseline = prepare(args.baseline)
     before = load_average()
     functions = measure(args.recording, args.runs, env, cwd, rerecord=args.rerecord,
-                        progress=args.recording.with_name("coldstart-first-response.partial.json"))
+                        progress=args.recording.with_name("coldstart-first-response.partial.json"), baseline=baseline)
     print(json.dumps({"bench": "coldstart-first-response", "layout": args.layout, "runs": args.runs,
+                      "baseline": args.baseline,
                       "functions": functions, "target_ratio": TARGET_RATIO,
                       "ok": all("wall" in f and f["wall"]["ratio"] <= TARGET_RATIO for f in functions.values()),
                       "load_average_before": before, "load_average_after": load_average(), "cpus": os.cpu_count()}))

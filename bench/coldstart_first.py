@@ -112,11 +112,13 @@ def _run(code: str, env: dict[str, str], cwd: Path) -> list[float] | str:
 
 
 def measure(recording_path: Path, runs: int, base_env: dict[str, str], cwd: Path, *,
-            rerecord: bool = False, progress: Path | None = None) -> dict[str, Any]:
-    """Median first-response times per function and variant; the recording is made when missing or asked for."""
+            rerecord: bool = False, progress: Path | None = None, baseline: Path | None = None) -> dict[str, Any]:
+    """Median first-response times per function and variant; the recording is made when missing or asked for.
+    `baseline`: a prepared tree of another revision (coldstart_baseline.py), measured in the same rounds."""
     if rerecord or not recording_path.exists():
         record(recording_path)
     recording = json.loads(recording_path.read_text())
+    base_recording = _baseline_recording(baseline)
     samples: dict[str, list[list[float]]] = {}
     plans = []
     for name in FUNCTIONS:
@@ -124,23 +126,47 @@ def measure(recording_path: Path, runs: int, base_env: dict[str, str], cwd: Path
         envs = environments(recording, name, base_env)
         floor = FLOOR.format(**args, services=services(recording["exchanges"][name]))
         handler = HANDLER.format(**args, status=OK[name])
-        plans += [(f"{name}/floor", floor, envs["stack"]), (f"{name}/stack", handler, envs["stack"]),
-                  (f"{name}/untraced", handler, envs["untraced"])]
+        plans += [(f"{name}/floor", floor, envs["stack"], cwd), (f"{name}/stack", handler, envs["stack"], cwd),
+                  (f"{name}/untraced", handler, envs["untraced"], cwd)]
+        if baseline is not None and base_recording is not None:
+            plans.append(_baseline_plan(baseline, base_recording, name, base_env))
     failures: dict[str, list[str]] = {}
     for done_rounds in range(1, runs + 1):  # interleaved: every variant once per round
-        for label, code, env in plans:
-            result = _run(code, env, cwd)
+        for label, code, env, where in plans:
+            result = _run(code, env, where)
             if isinstance(result, str):
                 failures.setdefault(label, []).append(result)
             else:
                 samples.setdefault(label, []).append(result)
+        base = base_recording[1] if base_recording else None
         if progress is not None:  # a long run on a loaded machine leaves its figures so far
-            progress.write_text(json.dumps({"rounds": done_rounds, **summarize(samples, recording, failures)}))
-    return summarize(samples, recording, failures)
+            progress.write_text(json.dumps({"rounds": done_rounds, **summarize(samples, recording, failures, base)}))
+    return summarize(samples, recording, failures, base_recording[1] if base_recording else None)
+
+
+def _baseline_recording(baseline: Path | None) -> tuple[Path, dict[str, Any]] | None:
+    if baseline is None:
+        return None
+    from coldstart_baseline import record as record_baseline
+
+    path = record_baseline(baseline)
+    return path, json.loads(path.read_text())
+
+
+def _baseline_plan(tree: Path, recorded: tuple[Path, dict[str, Any]], name: str,
+                   base_env: dict[str, str]) -> tuple[str, str, dict[str, str], Path]:
+    """The baseline revision's bundle answering the same event, with the stack's settings (its own recording)."""
+    from coldstart_baseline import layout
+
+    path, recording = recorded
+    env, where = layout(tree, environments(recording, name, base_env)["stack"])
+    code = HANDLER.format(net=str(tree / "bench" / "coldstart_net.py"), recording=str(path), name=name,
+                          status=OK[name])
+    return f"{name}/baseline", code, env, where
 
 
 def summarize(samples: dict[str, list[list[float]]], recording: dict[str, Any],
-              failures: dict[str, list[str]]) -> dict[str, Any]:
+              failures: dict[str, list[str]], baseline: dict[str, Any] | None = None) -> dict[str, Any]:
     def median_ms(label: str, column: int) -> float:
         return round(statistics.median(s[column] for s in samples[label]) * 1000, 1)
 
@@ -157,9 +183,15 @@ def summarize(samples: dict[str, list[list[float]]], recording: dict[str, Any],
                           "ratio": round(stack / floor, 3), "ratio_untraced": round(untraced / floor, 3),
                           "init_ms": median_ms(f"{name}/stack", column - 1),
                           "floor_init_ms": median_ms(f"{name}/floor", column - 1)}
+            if samples.get(f"{name}/baseline"):
+                base = median_ms(f"{name}/baseline", column)
+                row[clock].update({"baseline_ms": base, "ratio_baseline": round(base / floor, 3)})
         out[name] = {**row, "aws_calls_recorded": len(recording["exchanges"][name]),
                      "aws_calls_made": sorted({int(s[4]) for s in samples[f"{name}/stack"]}),
                      "failed_runs": {k: v for k, v in failures.items() if k.startswith(f"{name}/")}}
+        if baseline is not None and samples.get(f"{name}/baseline"):
+            out[name].update({"baseline_aws_calls_recorded": len(baseline["exchanges"][name]),
+                              "baseline_aws_calls_made": sorted({int(s[4]) for s in samples[f"{name}/baseline"]})})
     return out
 
 

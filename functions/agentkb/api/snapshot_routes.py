@@ -13,10 +13,18 @@ from agentkb.api.responses import ERRORS, ok
 from agentkb.api.search_routes import search_deps
 from agentkb.composition import Ports, get_ports
 from agentkb.errors import NotFound
-from agentkb.models.snapshot import UUID_PATTERN, ContextSnapshotOut, CreateSnapshotRequest
+from agentkb.models.domain import Principal
+from agentkb.models.snapshot import (
+    UUID_PATTERN,
+    Candidate,
+    ContextSnapshotOut,
+    CreateSnapshotRequest,
+    MemorySource,
+    ScopeIn,
+)
 from agentkb.ports import RemainingTime
 from agentkb.services.snapshot import SnapshotDeps, create_snapshot, get_snapshot
-from agentkb.services.snapshot_sources import MemoizedEmbedder, SourceDeps
+from agentkb.services.snapshot_sources import MemoizedEmbedder, MemoryRetriever, SourceDeps
 
 router = Router()
 _UUID = re.compile(UUID_PATTERN)
@@ -25,14 +33,24 @@ _UUID = re.compile(UUID_PATTERN)
 def snapshot_deps(ports: Annotated[Ports, Depends(get_ports)],
                   deadline: Annotated[RemainingTime | None, Depends(invocation_deadline)] = None) -> SnapshotDeps:
     """The snapshot service's ports; `deadline` is the invocation's (in-progress idempotency claims lapse with it)."""
-    from agentkb.api.recall_routes import recall_deps  # on first use: the recall models stay off the cold import
-    from agentkb.services.snapshot_memory import memory_retriever
-
     search = search_deps(ports)
     embedder = MemoizedEmbedder(search.embedder)  # per request: knowledge and memory share the query vector
-    memory = memory_retriever(dataclasses.replace(recall_deps(ports), embedder=embedder))
+    memory = _memory_source(ports, embedder)
     sources = SourceDeps(dataclasses.replace(search, embedder=embedder), ports.graph, ports.snapshots, memory)
     return SnapshotDeps(sources, ports.tokenizer, ports.idempotency, deadline=deadline)
+
+
+def _memory_source(ports: Ports, embedder: MemoizedEmbedder) -> MemoryRetriever:
+    """The memory source, built when a snapshot asks for memories: the recall routes, models and memory store
+    (~70 ms of CPU on a cold start, bench/coldstart.py --first-response) are not loaded for snapshots without one."""
+
+    def retrieve(scope: ScopeIn, principal: Principal, source: MemorySource) -> list[Candidate]:
+        from agentkb.api.recall_routes import recall_deps
+        from agentkb.services.snapshot_memory import memory_retriever
+
+        return memory_retriever(dataclasses.replace(recall_deps(ports), embedder=embedder))(scope, principal, source)
+
+    return retrieve
 
 
 def _raw(status: int, body: bytes) -> Response[Any]:

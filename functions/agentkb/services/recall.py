@@ -21,11 +21,12 @@ from agentkb.services.fusion import fair_share
 from agentkb.services.memory_graph import seed_entities
 from agentkb.services.recall_budget import fit_to_budget
 from agentkb.services.recall_embed import RETRYABLE_CODES, embed_query_bounded
-from agentkb.services.recall_graph import graph_matches
+from agentkb.services.recall_graph import MEMORIES_PER_ENTITY, graph_matches, links_by_entity
 from agentkb.services.recall_surface import Shaping, agent_surface
 
 ENTITY_LIFT = 0.1  # added to the cosine of memories linked to a request entity, for ranking only
 MAX_SEEDS = 64
+LIFT_PER_ENTITY = 10  # linked memories lifted per request entity, times k
 LEXICAL_POOL = 3  # the FTS leg ranks k * this, then applies the entity lift
 RETRY_AFTER_S = 5
 DAY_S = 86_400
@@ -110,7 +111,9 @@ def recall(request: RecallRequest, principal: Principal, deps: RecallDeps,
     scope = build_scope(request, principal, deps.clock())
     k = int(request.limits.max_items)
     entity_ids = seed_entities(deps.graph, scope.workspace_id, request.entities.named())
-    lifted = {mid for mid, _ in deps.store.linked_memories(scope, entity_ids, 10 * k)} if entity_ids else set()
+    # The seeds' links are read once, deep enough for the lift and for the graph leg (which reaches them again).
+    seed_links = links_by_entity(deps.store, scope, entity_ids, max(LIFT_PER_ENTITY * k, MEMORIES_PER_ENTITY))
+    lifted = {mid for ids in seed_links.values() for mid in ids[:LIFT_PER_ENTITY * k]}
     boosts = ranking_boosts(lifted, deps.feedback(scope.workspace_id, scope.now) if deps.feedback else {})
     try:
         vector = _embed(deps, request, options)
@@ -132,7 +135,7 @@ def recall(request: RecallRequest, principal: Principal, deps: RecallDeps,
             if len(seeds) < MAX_SEEDS or eid in seeds:
                 seeds[eid] = max(seeds.get(eid, 0.0), min(1.0, max(0.0, sim)))
     graph_found = graph_matches(deps.store, deps.graph, scope, seeds, vector, {mid for mid, _ in direct}, k + 1,
-                                options.graph_hops)
+                                options.graph_hops, known=seed_links)
     graph = graph_found[:k]
     # One shared k: each leg is guaranteed half of it when it has candidates, the rest goes by relevance.
     ranked = sorted([(("d", mid, sim), sim + boosts.get(mid, 0.0)) for mid, sim in direct]

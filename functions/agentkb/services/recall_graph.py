@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from agentkb.models.recall import RecallScope
@@ -49,15 +49,35 @@ def relevance(strength: float, similarity: float) -> float:
     return strength * (0.5 + 0.5 * min(1.0, max(0.0, similarity)))
 
 
+def links_by_entity(store: MemoryStore, scope: RecallScope, entity_ids: Sequence[str],
+                    per_entity_cap: int) -> dict[str, list[int]]:
+    """Every entity's eligible linked memories, newest first (at most `per_entity_cap`; [] for none)."""
+    out: dict[str, list[int]] = {eid: [] for eid in entity_ids}
+    for memory_id, entity_id in store.linked_memories(scope, entity_ids, per_entity_cap) if entity_ids else []:
+        out[entity_id].append(memory_id)
+    return out
+
+
+def _reached_links(store: MemoryStore, scope: RecallScope, reached: Collection[str],
+                   known: Mapping[str, Sequence[int]]) -> list[tuple[int, str]]:
+    """The linked memories of the reached entities; those in `known` (read at least MEMORIES_PER_ENTITY deep by
+    the same request, newest first) are not read again: one store read per entity and request."""
+    pairs = [(memory_id, eid) for eid in sorted(reached) if eid in known
+             for memory_id in known[eid][:MEMORIES_PER_ENTITY]]
+    unknown = [eid for eid in sorted(reached) if eid not in known]
+    return pairs + (store.linked_memories(scope, unknown, MEMORIES_PER_ENTITY) if unknown else [])
+
+
 def graph_matches(store: MemoryStore, graph: GraphStore, scope: RecallScope, seeds: Mapping[str, float],
                   vector: list[float], exclude: Collection[int], limit: int,
-                  max_hops: int = MAX_HOPS) -> list[GraphHit]:
-    """Eligible memories reached through the graph (never one of `exclude`), most relevant first."""
+                  max_hops: int = MAX_HOPS, known: Mapping[str, Sequence[int]] | None = None) -> list[GraphHit]:
+    """Eligible memories reached through the graph (never one of `exclude`), most relevant first. `known`: links
+    this request has read already (`links_by_entity` with a cap of at least MEMORIES_PER_ENTITY)."""
     if not seeds or limit <= 0:
         return []
     reached = expand(graph, scope.workspace_id, seeds, max_hops=max_hops)
     best: dict[int, tuple[float, int]] = {}
-    for memory_id, entity_id in store.linked_memories(scope, sorted(reached), MEMORIES_PER_ENTITY):
+    for memory_id, entity_id in _reached_links(store, scope, reached, known or {}):
         if memory_id in exclude:
             continue
         depth, strength = reached[entity_id]

@@ -35,6 +35,7 @@ class SearchDeps:
 class SearchOutcome:
     data: KnowledgeSearchData
     degraded: str | None = None  # e.g. "vector_unavailable": the hybrid search ran lexical-only
+    knowledge_bases: tuple[KnowledgeBase, ...] = ()  # as this search read them: callers need not read them again
 
 
 def load_knowledge_bases(catalog: Catalog, principal: Principal, workspace_id: str,
@@ -105,8 +106,10 @@ def search_knowledge(request: KnowledgeSearchRequest, principal: Principal, deps
         mode = request.searchMode or deps.catalog.workspace_search_mode(request.workspaceId) or deps.default_mode
         ranked, degraded, vector = _retrieve(deps, kbs, base, query, mode, pool)
     chosen = fair_share([((h, s, r), h.knowledge_base_id) for h, s, r in ranked], pool)
-    return _finish(request, deps, kb_ids, query, _hydrate(deps, request.workspaceId, chosen, vector), top_k,
-                   degraded)
+    outcome = _finish(request, deps, kb_ids, query, _hydrate(deps, request.workspaceId, chosen, vector), top_k,
+                      degraded)
+    outcome.knowledge_bases = tuple(kbs)
+    return outcome
 
 
 def _hydrate(deps: SearchDeps, workspace_id: str, chosen: list[Ranked],

@@ -97,13 +97,14 @@ def knowledge_candidates(request: CreateSnapshotRequest, principal: Principal, d
         return Gathered([], skipped)
     search = KnowledgeSearchRequest(workspaceId=scope.workspaceId, knowledgeBaseIds=allowed, query=query,
                                     topK=source.topK, tagFilters=source.tagFilters, searchMode="hybrid")
-    results = search_knowledge(search, principal, deps.search).data.results
+    outcome = search_knowledge(search, principal, deps.search)
+    results = outcome.data.results
     catalog = deps.search.catalog
-    kbs = {k: catalog.get_knowledge_base(scope.workspaceId, k) for k in allowed}
+    kbs = {kb.id: kb for kb in outcome.knowledge_bases}  # the search has read (and checked) every allowed KB
     versions = {k: deps.snapshots.index_version(k) for k in allowed}
     leg: list[Candidate] = []
     for r in results:
-        kb = kbs[r.knowledgeBaseId]
+        kb = kbs.get(r.knowledgeBaseId)
         document = catalog.get_document(r.knowledgeBaseId, r.documentId)
         revision = document.content_hash if document else "unknown"
         leg.append(Candidate(

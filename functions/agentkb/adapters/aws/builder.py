@@ -83,7 +83,8 @@ class AwsBuilder:
         catalog = self.dynamodb_catalog
         profile = EmbeddingProfile(ports.embedder.model_id, ports.embedder.dimension)
         return OpenSearchIndex(self.opensearch, catalog, catalog, prefix=self.settings.opensearch_index_prefix,
-                               generation=self.settings.opensearch_generation, default_profile=profile)
+                               generation=self.settings.opensearch_generation, default_profile=profile,
+                               profiles=catalog)
 
     def embedder(self, ports: Ports) -> Embedder:
         from agentkb.adapters.aws.bedrock import TITAN_V2, BedrockEmbedder

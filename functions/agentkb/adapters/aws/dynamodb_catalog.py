@@ -12,6 +12,7 @@ Items (catalog table, string pk/sk):
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,9 +34,26 @@ def _kb(item: dict[str, Any]) -> KnowledgeBase:
 
 
 class DynamoDbCatalog(DocumentItems):
-    """Catalog port (and the OpenSearch index's document registry) on the catalog table."""
+    """Catalog port (and the OpenSearch index's document registry) on the catalog table.
+
+    It remembers the embedding profile of every knowledge base it reads (a KB's profile never changes), so the
+    OpenSearch index finds a KB's index without reading the KB again when the service has just read it: a search
+    reads each KB once, not once more per leg (`remembered_profile`).
+    """
 
     store = STORE
+
+    def __init__(self, client: Callable[[], Any], table: str) -> None:
+        super().__init__(client, table)
+        self._profiles: dict[tuple[str, str], EmbeddingProfile] = {}
+
+    def remembered_profile(self, workspace_id: str, kb_id: str) -> EmbeddingProfile | None:
+        """The profile of a KB this process has read (never a read: None when it has not)."""
+        return self._profiles.get((workspace_id, kb_id))
+
+    def _remember(self, kb: KnowledgeBase) -> KnowledgeBase:
+        self._profiles[(kb.workspace_id, kb.id)] = kb.profile
+        return kb
 
 
     # -- workspaces -------------------------------------------------------------------------------------
@@ -82,7 +100,7 @@ class DynamoDbCatalog(DocumentItems):
 
     def get_knowledge_base(self, workspace_id: str, kb_id: str) -> KnowledgeBase | None:
         item = self._get(f"WS#{workspace_id}", f"KB#{kb_id}")
-        return _kb(item) if item else None
+        return self._remember(_kb(item)) if item else None
 
     def find_knowledge_base_by_name(self, workspace_id: str, name: str) -> KnowledgeBase | None:
         pointer = self._get(f"WS#{workspace_id}", f"KBNAME#{name}")

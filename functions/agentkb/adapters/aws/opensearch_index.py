@@ -50,6 +50,12 @@ class KnowledgeBaseLookup(Protocol):
     def get_knowledge_base(self, workspace_id: str, kb_id: str) -> KnowledgeBase | None: ...
 
 
+class ProfileMemory(Protocol):
+    """Profiles of KBs already read in this process (the catalog's): a lookup that never makes a call."""
+
+    def remembered_profile(self, workspace_id: str, kb_id: str) -> EmbeddingProfile | None: ...
+
+
 class DocumentRegistry(Protocol):
     """Where the document record is committed after the index accepted the chunks (the DynamoDB catalog)."""
 
@@ -59,12 +65,16 @@ class DocumentRegistry(Protocol):
 
 
 class OpenSearchIndex:
-    """Index port on an AOSS vector collection. `kbs` resolves a KB's profile (-> its index), cached in-process."""
+    """Index port on an AOSS vector collection. `kbs` resolves a KB's profile (-> its index), cached in-process;
+    `profiles` (optional) knows the profiles the catalog has already read, so a search's legs do not read its KBs
+    again after the service did (a KB's profile never changes, which is what makes the in-process cache sound)."""
 
     def __init__(self, client: JsonClient, kbs: KnowledgeBaseLookup, registry: DocumentRegistry, *,
-                 prefix: str, generation: str, default_profile: EmbeddingProfile | None) -> None:
+                 prefix: str, generation: str, default_profile: EmbeddingProfile | None,
+                 profiles: ProfileMemory | None = None) -> None:
         self.client = client
         self.kbs = kbs
+        self.profiles = profiles
         self.registry = registry
         self.prefix = prefix
         self.generation = generation
@@ -86,10 +96,13 @@ class OpenSearchIndex:
     def _index_of(self, workspace_id: str, kb_id: str) -> str | None:
         name = self._kb_index.get((workspace_id, kb_id))
         if name is None:  # keyed by workspace too: a KB id from another workspace never resolves
-            kb = self.kbs.get_knowledge_base(workspace_id, kb_id)
-            if kb is None:
-                return None
-            name = self._kb_index[(workspace_id, kb_id)] = index_name(self.prefix, kb.profile)
+            profile = self.profiles.remembered_profile(workspace_id, kb_id) if self.profiles else None
+            if profile is None:
+                kb = self.kbs.get_knowledge_base(workspace_id, kb_id)
+                if kb is None:
+                    return None
+                profile = kb.profile
+            name = self._kb_index[(workspace_id, kb_id)] = index_name(self.prefix, profile)
         return name
 
     def _remember(self, name: str, hits: Sequence[LegHit]) -> None:
