@@ -56,7 +56,7 @@ test-live: dev-install
 # checkov scans the synthesized templates offline (bundling=skip: no wheels needed); every design-accepted finding
 # is skipped on its resource with a reason (infra/nag.py), so any failure here is new and unexplained.
 lint: dev-install
-	$(VENV)/bin/ruff check --no-cache functions tests bench infra
+	$(VENV)/bin/ruff check --no-cache functions tests bench infra contracts
 	$(VENV)/bin/mypy functions/agentkb
 	rm -rf .build/checkov.out
 	JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=1 $(PY) -c "from infra.app import build_app; \
@@ -67,9 +67,16 @@ lint: dev-install
 fuzz: dev-install
 	$(PY) bench/fuzz.py --max-examples 500
 
-bench: install
-	$(PY) bench/quality.py --dataset ../shared/data/scifact --split train --mode hybrid
-	$(PY) bench/latency.py --dataset ../shared/data/scifact
+# SciFact in the BEIR layout (corpus.jsonl, queries.jsonl, qrels/train.tsv); not shipped: bench/README.md says where
+# to get it. `make bench SCIFACT=/path/to/scifact` for another location.
+SCIFACT ?= bench/data/scifact
+# The dataset is checked before anything is installed, and each script imports all it needs before it embeds.
+bench:
+	@test -f "$(SCIFACT)/corpus.jsonl" -a -f "$(SCIFACT)/queries.jsonl" -a -f "$(SCIFACT)/qrels/train.tsv" || \
+		{ echo "make bench: no SciFact dataset at $(SCIFACT) (BEIR layout; see bench/README.md, or pass SCIFACT=DIR)" >&2; exit 2; }
+	@$(MAKE) --no-print-directory install
+	$(PY) bench/quality.py --dataset $(SCIFACT) --split train --mode hybrid
+	$(PY) bench/latency.py --dataset $(SCIFACT)
 
 clean:
 	rm -rf $(VENV) .build cdk.out node_modules .pytest_cache

@@ -5,7 +5,18 @@ from __future__ import annotations
 import csv
 import json
 import math
+import sys
 from pathlib import Path
+
+LAYOUT = "corpus.jsonl, queries.jsonl, qrels/<split>.tsv"
+
+
+def require_dataset(dataset: Path, split: str | None = None) -> None:
+    """Exit with one line unless `dataset` is a BEIR folder (bench/README.md says where to get SciFact)."""
+    needed = ["corpus.jsonl", "queries.jsonl", *([f"qrels/{split}.tsv"] if split else [])]
+    missing = [name for name in needed if not (dataset / name).is_file()]
+    if missing:
+        sys.exit(f"no BEIR dataset at {dataset} (missing {', '.join(missing)}; layout {LAYOUT}): see bench/README.md")
 
 
 def load_corpus(dataset: Path) -> list[dict[str, str]]:

@@ -2,9 +2,9 @@
 same embeddings, the FTS5 / tantivy / bm25s lexical legs on the same chunks, the query embedding, numpy dot.
 
     pip install -e '.[local,bench]'
-    python bench/compare.py --dataset ../shared/data/scifact [--queries 300] [--rounds 1]
-    python bench/compare.py --dataset ../shared/data/scifact --lexical-only --queries 809   # the lexical legs only
-    python bench/compare.py --dataset ../shared/data/scifact --stages   # + the handler's stages (search_stages.py)
+    python bench/compare.py --dataset bench/data/scifact [--queries 300] [--rounds 1]
+    python bench/compare.py --dataset bench/data/scifact --lexical-only --queries 809   # the lexical legs only
+    python bench/compare.py --dataset bench/data/scifact --stages   # + the handler's stages (search_stages.py)
 
 Reuses the corpus bench/quality.py ingested (run it first). Peers are built once per data dir into
 bench/.cache/<name>/compare/<n>-chunks/ from the very chunks (and vectors) agentkb holds. Every query runs once per
@@ -34,7 +34,7 @@ os.environ.setdefault("LANCE_LOG", "error")  # LanceDB's deprecation warnings, o
 
 import numpy as np  # noqa: E402
 
-from beir import load_qrels, load_queries, ndcg_at  # noqa: E402
+from beir import load_qrels, load_queries, ndcg_at, require_dataset  # noqa: E402
 
 LEXICAL_K, VECTOR_K, TOP_K = 200, 50, 10
 
@@ -122,6 +122,7 @@ def main() -> None:
     parser.add_argument("--lexical-only", action="store_true",
                         help="chunk the corpus without embedding it and compare the lexical legs only")
     args = parser.parse_args()
+    require_dataset(args.dataset, "train")
     if args.lexical_only:
         from compare_lexical import compare_lexical
 
@@ -152,11 +153,11 @@ def run(args: argparse.Namespace, data_dir: Path,
     from functions.search.handler import lambda_handler
 
     from agentkb.composition import get_ports
+    from agentkb.local.events import body_of, rest_event
     from agentkb.local.lambda_context import LocalLambdaContext
     from agentkb.services.auth import create_api_key
     from agentkb.services.search import QUERY_VECTORS
     from search_stages import StageClock, instrument
-    from tests.helpers import body_of, rest_event
 
     c = get_ports()
     kb = c.catalog.find_knowledge_base_by_name("bench", name)

@@ -11,7 +11,7 @@ The server (fuzz_server.py) logs per request whether it REACHED service logic: i
 function and no workspace check refused it (the definition is in fuzz_server.py). Reported: the reached share of
 the positive run on authenticated routes (target >= 0.8), per route, and every 5xx the server answered (0).
 4. Every recorded response of a route with an upstream contract (knowledge search, graph search, recall,
-   snapshots) is validated against ../shared/contracts (bench/upstream_check.py, tests/upstream.py): counts per
+   snapshots) is validated against contracts/ (bench/upstream_check.py, contracts/upstream.py): counts per
    document in `upstreamValidated`, any violation in `failures`.
 
     .venv/bin/python bench/fuzz.py --max-examples 500            # make fuzz

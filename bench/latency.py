@@ -1,7 +1,7 @@
 """Warm search latency through the search Lambda handler on an ingested BEIR corpus.
 
-    python bench/latency.py --dataset ../shared/data/scifact [--mode hybrid] [--top-k 10] [--queries 300]
-    python bench/latency.py --dataset ../shared/data/scifact --stages [--metrics] | tail -1   # where the time goes
+    python bench/latency.py --dataset bench/data/scifact [--mode hybrid] [--top-k 10] [--queries 300]
+    python bench/latency.py --dataset bench/data/scifact --stages [--metrics] | tail -1   # where the time goes
 
 Reuses the data dir bench/quality.py built (run it first: it ingests the corpus once). Every request is a full
 API Gateway REST event through `search.handler.lambda_handler`: gate (auth, rate limit), validation, query
@@ -24,7 +24,7 @@ sys.path[:0] = [str(ROOT / "functions"), str(ROOT / "bench"), str(ROOT)]
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("AGENTKB_RATE_LIMIT_PER_MINUTE", "1000000")
 
-from beir import load_queries, percentile  # noqa: E402
+from beir import load_queries, percentile, require_dataset  # noqa: E402
 
 
 def main() -> None:
@@ -38,6 +38,7 @@ def main() -> None:
     parser.add_argument("--stages", action="store_true", help="time every stage of the request path")
     parser.add_argument("--metrics", action="store_true", help="flush EMF metrics per request, as on Lambda")
     args = parser.parse_args()
+    require_dataset(args.dataset)
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "false" if args.metrics else "true")
     from agentkb.services.chunking import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS
 
@@ -50,11 +51,11 @@ def main() -> None:
     from functions.search.handler import lambda_handler
 
     from agentkb.composition import get_ports
+    from agentkb.local.events import rest_event
     from agentkb.local.lambda_context import LocalLambdaContext
     from agentkb.services.auth import create_api_key
     from agentkb.services.search import QUERY_VECTORS
     from search_stages import StageClock, instrument
-    from tests.helpers import rest_event
 
     c = get_ports()
     kb = c.catalog.find_knowledge_base_by_name("bench", name)

@@ -1,6 +1,6 @@
 """Retrieval quality on a BEIR dataset through the public ingest code and the search Lambda handler.
 
-    python bench/quality.py --dataset ../shared/data/scifact --split train --mode hybrid [--json]
+    python bench/quality.py --dataset bench/data/scifact --split train --mode hybrid [--json]
 
 Ingests corpus.jsonl into a persistent bench data dir (bench/.cache/<dataset>-<chunk>-<overlap>/; vectors are
 cached by content hash, so a second run embeds nothing), runs every query of the split through the search
@@ -14,15 +14,38 @@ import json
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "functions"), str(ROOT / "bench"), str(ROOT / "tests"), str(ROOT)]
+sys.path[:0] = [str(ROOT / "functions"), str(ROOT / "bench"), str(ROOT)]
 os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("AGENTKB_RATE_LIMIT_PER_MINUTE", "1000000")  # a benchmark, not a tenant
 
-from beir import load_corpus, load_qrels, load_queries, mrr_at, ndcg_at, percentile, recall_at  # noqa: E402
+# Everything the run imports, here: a missing package fails at once, not after minutes of embedding. Only the search
+# handler waits for the queries (importing it pauses the garbage collector: agentkb/coldstart_gc.py).
+from agentkb.composition import get_ports, reset_ports  # noqa: E402
+from agentkb.config import reset_settings  # noqa: E402
+from agentkb.local.events import body_of, rest_event  # noqa: E402
+from agentkb.local.lambda_context import LocalLambdaContext  # noqa: E402
+from agentkb.local.operator import OPERATOR, create_kb, deps  # noqa: E402
+from agentkb.models.domain import IndexQuery  # noqa: E402
+from agentkb.models.ingest import AddDocumentRequest  # noqa: E402
+from agentkb.services.auth import create_api_key  # noqa: E402
+from agentkb.services.chunking import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS  # noqa: E402
+from agentkb.services.ingest import add_document, prefetch_embeddings  # noqa: E402
+from agentkb.services.search import lexical_ranking  # noqa: E402
+from beir import (  # noqa: E402
+    load_corpus,
+    load_qrels,
+    load_queries,
+    mrr_at,
+    ndcg_at,
+    percentile,
+    recall_at,
+    require_dataset,
+)
 
 WORKSPACE = "bench"
 BATCH_DOCS = 32
@@ -30,22 +53,12 @@ BATCH_DOCS = 32
 
 def setup(data_dir: Path, chunk_tokens: int, overlap: int) -> None:
     os.environ["AGENTKB_DATA_DIR"] = str(data_dir)
-    from agentkb.composition import reset_ports
-    from agentkb.config import reset_settings
-
     reset_settings()
     reset_ports()
 
 
 def ingest(dataset: Path, name: str, chunk_tokens: int, overlap: int, limit: int | None) -> dict[str, float | int]:
     """Ingest through the ingest service (the code behind POST .../documents); returns throughput stats."""
-    from dataclasses import replace
-
-    from agentkb.composition import get_ports
-    from agentkb.local.operator import OPERATOR, create_kb, deps
-    from agentkb.models.ingest import AddDocumentRequest
-    from agentkb.services.ingest import add_document, prefetch_embeddings
-
     c = get_ports()
     kb = c.catalog.find_knowledge_base_by_name(WORKSPACE, name) or create_kb(c, WORKSPACE, name, None, [])
     ingest_deps = replace(deps(c), chunk_tokens=chunk_tokens, overlap_tokens=overlap)
@@ -71,12 +84,6 @@ def ingest(dataset: Path, name: str, chunk_tokens: int, overlap: int, limit: int
 
 
 def run_queries(kb_id: str, dataset: Path, split: str, mode: str, top_k: int) -> dict[str, float]:
-    from agentkb.composition import get_ports
-    from agentkb.local.lambda_context import LocalLambdaContext
-    from agentkb.services.auth import create_api_key
-    from helpers import body_of, rest_event
-
-    sys.path.insert(0, str(ROOT / "functions"))
     from search.handler import lambda_handler
 
     c = get_ports()
@@ -109,9 +116,6 @@ def run_queries(kb_id: str, dataset: Path, split: str, mode: str, top_k: int) ->
 
 def _lexical(c: object, kb_id: str, query: str, top_k: int) -> list[str]:
     """The lexical leg alone, as the search service ranks it (the public API has no lexical-only mode)."""
-    from agentkb.models.domain import IndexQuery
-    from agentkb.services.search import lexical_ranking
-
     hits = lexical_ranking(c.index, IndexQuery(WORKSPACE, (kb_id,), text=query, limit_per_kb=top_k))  # type: ignore[attr-defined]
     names = _names(c, kb_id)
     return [names[h.document_id] for h in hits[:top_k] if h.document_id in names]
@@ -141,8 +145,7 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--json", action="store_true", help="print only the JSON line")
     args = parser.parse_args()
-    from agentkb.services.chunking import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS
-
+    require_dataset(args.dataset, args.split)
     size = args.chunk_tokens or DEFAULT_CHUNK_TOKENS
     overlap = DEFAULT_OVERLAP_TOKENS if args.overlap is None else args.overlap
     name = f"{args.dataset.resolve().name}-{size}-{overlap}"

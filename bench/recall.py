@@ -100,9 +100,9 @@ def request(rng: random.Random, graph: bool) -> dict[str, Any]:
 
 def measure(key: str, queries: int, graph: bool) -> dict[str, Any]:
     import agentkb.services.recall as recall_service
+    from agentkb.local.events import rest_event
     from agentkb.local.lambda_context import LocalLambdaContext
     from recall.handler import lambda_handler
-    from tests.helpers import rest_event
 
     original = recall_service.graph_matches
     if not graph:  # the vector leg alone: the graph leg answers nothing without touching the graph

@@ -1,6 +1,6 @@
 """Where each millisecond of a warm hybrid search through the handler goes: perf counters around every stage.
 
-    python bench/latency.py --dataset ../shared/data/scifact --stages [--metrics]
+    python bench/latency.py --dataset bench/data/scifact --stages [--metrics]
 
 Wraps the stages of the request path in place (module functions and the bound ports' methods) with
 `time.perf_counter` and sums them per request, on whichever thread runs them; the lexical leg runs on a pool

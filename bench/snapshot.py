@@ -1,6 +1,6 @@
 """Snapshot assembly latency: 3 sources x 20 candidates into a 16k-token budget on SciFact, one JSON line.
 
-    POWERTOOLS_METRICS_DISABLED=true .venv/bin/python bench/snapshot.py [--docs 2000] [--queries 100]
+    POWERTOOLS_METRICS_DISABLED=true .venv/bin/python bench/snapshot.py [--dataset DIR] [--docs 2000] [--queries 100]
 
 The first run ingests the first --docs SciFact documents through the public ingest service (~20 docs/s of
 embedding on two cores) into a persistent data dir under bench/.cache/ (gitignored); reruns find every document
@@ -20,8 +20,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "functions"))
+from beir import require_dataset  # noqa: E402  (bench/, this script's own folder)
+
 CACHE = ROOT / "bench" / ".cache" / "snapshot"
-CORPUS = Path("/work/shared/data/scifact")
 WS = "bench"
 
 
@@ -31,7 +32,7 @@ def setup_env() -> None:
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 
 
-def ingest_corpus(container: object, docs: int) -> str:
+def ingest_corpus(container: object, dataset: Path, docs: int) -> str:
     from agentkb.models.domain import Principal
     from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
     from agentkb.services import ingest
@@ -42,7 +43,7 @@ def ingest_corpus(container: object, docs: int) -> str:
     kb = container.catalog.find_knowledge_base_by_name(WS, "scifact") or ingest.create_knowledge_base(  # type: ignore
         CreateKnowledgeBaseRequest(workspaceId=WS, name="scifact"), seed, deps)
     started = time.perf_counter()
-    with (CORPUS / "corpus.jsonl").open() as fh:
+    with (dataset / "corpus.jsonl").open() as fh:
         for n, line in enumerate(fh):
             if n >= docs:
                 break
@@ -84,10 +85,13 @@ def seed_memory_and_graph(container: object, queries: list[str], count: int) -> 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--dataset", type=Path, default=ROOT / "bench" / "data" / "scifact",
+                        help="a BEIR dataset folder (bench/README.md: where to get SciFact)")
     parser.add_argument("--docs", type=int, default=2000)
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--synthetic", type=int, default=300, help="memories and graph entities")
     args = parser.parse_args()
+    require_dataset(args.dataset)
     setup_env()
     from agentkb.api.snapshot_routes import snapshot_deps
     from agentkb.composition import get_ports
@@ -96,9 +100,9 @@ def main() -> int:
     from agentkb.services.snapshot import create_snapshot
 
     container = get_ports()
-    queries = [json.loads(line)["text"] for line in (CORPUS / "queries.jsonl").open()][: max(args.queries, 50)]
+    queries = [json.loads(line)["text"] for line in (args.dataset / "queries.jsonl").open()][: max(args.queries, 50)]
     t0 = time.perf_counter()
-    kb_id = ingest_corpus(container, args.docs)
+    kb_id = ingest_corpus(container, args.dataset, args.docs)
     marker = CACHE / f"seeded-{args.synthetic}"
     if not marker.exists():
         seed_memory_and_graph(container, queries, args.synthetic)

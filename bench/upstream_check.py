@@ -1,8 +1,8 @@
-"""The fuzz run's responses held to the upstream contracts (../shared/contracts) with tests/upstream.py.
+"""The fuzz run's responses held to the upstream contracts (vendored in contracts/) with contracts/upstream.py.
 
 schemathesis checks each response against our served /openapi.json; this reads its NDJSON report afterwards and
 validates every recorded response of a route that implements an upstream contract (knowledge search, graph
-search, recall, snapshots: their 2xx bodies and their error envelopes) with the one test helper.
+search, recall, snapshots: their 2xx bodies and their error envelopes) with the validators the tests use.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from tests.upstream import KNOWLEDGE_SEARCH, PENDING_UPSTREAM, VALIDATED, upstream_errors
+from contracts.upstream import KNOWLEDGE_SEARCH, PENDING_UPSTREAM, VALIDATED, upstream_errors
 
 # "METHOD path" of schemathesis' labels -> the schemas/ file its 2xx body implements (its errors: the envelope).
 CONTRACT_ROUTES = {

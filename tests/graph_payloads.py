@@ -55,7 +55,7 @@ def batch(entities: list[dict[str, Any]], relations: list[dict[str, Any]] | None
 
 
 def upstream_document(name: str) -> dict[str, Any]:
-    """An upstream document of ../shared/contracts, by file name (tests/upstream.py finds the folder)."""
+    """An upstream document of contracts/ (vendored), by file name, as served (the README's deviations applied)."""
     return json_documents()[name]
 
 

@@ -1,131 +1,39 @@
-"""The one helper that validates a response against an upstream contract in ../shared/contracts.
+"""The tests' face of the upstream contracts: contracts/upstream.py (the vendored documents and their validators)
+plus the pairing of each schemas/ response file with the document it implements, and the session count.
 
-Real clients of the systems whose contracts we serve validate with exactly those files, so every `$ref` is resolved
-through the upstream documents themselves: a `referencing` registry keyed by the `$id` of each JSON document there.
-The knowledge search contract is a Markdown API reference; its per-status response schemas are read from it.
-
-Only the deviations contracts/README.md ("What the documents leave open") prescribes are applied, nothing else:
-- recall-response: `backend_invoked` is widened from upstream's `openrouter | none` to our `bedrock | local | none`;
-- context-snapshot: `execution-scope.schema.json` is not in ../shared; the README defines the scope, and our
-  schemas/execution-scope.schema.json (that definition) is registered at the `$id` the contract's `$ref` names.
-
-CI clones the repository with ../shared beside it (as /work/shared is for /work/main; a linked git worktree
-resolves it from the checkout it belongs to); a missing contracts folder is an error, never a skip. Every
-validation is counted (VALIDATED); tests/conftest.py reports the session total (terminal summary and COUNT_FILE).
+Every validation is counted (VALIDATED); tests/conftest.py reports the session total (terminal summary and
+COUNT_FILE).
 """
 
 from __future__ import annotations
 
-import copy
 import json
-import re
-from collections import Counter
 from collections.abc import Iterator
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator, FormatChecker, ValidationError
-from referencing import Registry, Resource
+from referencing import Registry
 
-ROOT = Path(__file__).resolve().parents[1]
+from contracts.upstream import (  # noqa: F401  (re-exported: the tests' one import of the upstream helper)
+    CONTRACTS,
+    KNOWLEDGE_SEARCH,
+    PENDING_UPSTREAM,
+    ROOT,
+    UPSTREAM_OF,
+    VALIDATED,
+    WIDENED_BACKENDS,
+    UpstreamContractsMissing,
+    contracts_dir,
+    json_documents,
+    knowledge_search_schemas,
+    registry,
+    upstream_errors,
+    validator_of,
+)
 
-
-def _checkout_root(root: Path) -> Path:
-    """The main checkout: `root` itself, or for a linked git worktree the checkout that owns its .git."""
-    marker = root / ".git"
-    if not marker.is_file():
-        return root
-    gitdir = Path(marker.read_text().removeprefix("gitdir:").strip())
-    common = gitdir / "commondir"
-    return (gitdir / common.read_text().strip()).resolve().parent if common.is_file() else root
-
-
-CONTRACTS = _checkout_root(ROOT).parent / "shared" / "contracts"
-KNOWLEDGE_SEARCH = "knowledge-search.v2.api.md"
 COUNT_FILE = Path("/tmp/agentkb-upstream-validated.json")
-WIDENED_BACKENDS = ["bedrock", "local", "none"]  # contracts/README.md: our embedding backends
-VALIDATED: Counter[str] = Counter()  # upstream document -> responses validated against it in this process
-
-# Our published schemas/ response file -> (upstream document, status) it implements. Every error status of the
-# knowledge search reference declares the same envelope, the one every route answers with (tested).
-UPSTREAM_OF: dict[str, tuple[str, int | None]] = {
-    "recall-response.schema.json": ("recall-response.schema.json", None),
-    "context-snapshot.schema.json": ("context-snapshot.schema.json", None),
-    "workspace-knowledge-search.v1.schema.json": ("workspace-knowledge-search.v1.schema.json", None),
-    "knowledge-search.v2.response.schema.json": (KNOWLEDGE_SEARCH, 200),
-    "error.schema.json": (KNOWLEDGE_SEARCH, 400),
-}
-# schemas/ files whose responses are not yet held to upstream (each with a strict xfail that says why): none since
-# the graph model became upstream's (issue 13 items 1-2).
-PENDING_UPSTREAM: frozenset[str] = frozenset()
-
-
-class UpstreamContractsMissing(RuntimeError):
-    """../shared/contracts is not beside the repository."""
-
-
-def contracts_dir() -> Path:
-    if not (CONTRACTS / "README.md").is_file():
-        raise UpstreamContractsMissing(
-            f"upstream contracts not found at {CONTRACTS}: the tests need ../shared/contracts beside the repository")
-    return CONTRACTS
-
-
-def _widen_recall(document: dict[str, Any]) -> dict[str, Any]:
-    widened = copy.deepcopy(document)
-    backend = widened["properties"]["backend_invoked"]
-    assert set(backend["enum"]) == {"openrouter", "none"}, "upstream changed backend_invoked: revisit the widening"
-    backend["enum"] = WIDENED_BACKENDS
-    return widened
-
-
-@cache
-def json_documents() -> dict[str, dict[str, Any]]:
-    """File name -> upstream JSON document, as served (the README's deviations applied)."""
-    docs = {p.name: json.loads(p.read_text()) for p in sorted(contracts_dir().glob("*.json"))}
-    docs["recall-response.schema.json"] = _widen_recall(docs["recall-response.schema.json"])
-    return docs
-
-
-@cache
-def knowledge_search_schemas() -> dict[int, dict[str, Any]]:
-    """HTTP status -> the response body schema the Markdown API reference declares for it."""
-    text = (contracts_dir() / KNOWLEDGE_SEARCH).read_text()
-    blocks = re.findall(r"^### (\d{3})\n+```json\n(.*?)\n```", text, re.S | re.M)
-    schemas = {int(status): json.loads(raw)["content"]["application/json"]["schema"] for status, raw in blocks}
-    if 200 not in schemas or 400 not in schemas:
-        raise UpstreamContractsMissing(f"{KNOWLEDGE_SEARCH}: no 200 / 400 response schema found")
-    return schemas
-
-
-@cache
-def registry() -> Registry:
-    """Every upstream JSON document under its $id, plus the README-defined execution scope."""
-    resources = [(doc["$id"], Resource.from_contents(doc)) for doc in json_documents().values()]
-    scope = json.loads((ROOT / "schemas" / "execution-scope.schema.json").read_text())
-    resources.append((scope["$id"], Resource.from_contents(scope)))
-    return Registry().with_resources(resources)
-
-
-@cache
-def _validator(document: str, status: int | None) -> Draft202012Validator:
-    if document == KNOWLEDGE_SEARCH:
-        schemas = knowledge_search_schemas()
-        # An error status the reference does not list (422, 405) answers the same envelope as the ones it does.
-        schema = schemas[200] if status in (None, 200) else schemas.get(status, schemas[400])
-        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
-    else:
-        schema = json_documents()[document]
-    return Draft202012Validator(schema, registry=registry(), format_checker=FormatChecker())
-
-
-def upstream_errors(document: str, body: Any, status: int | None = None) -> list[str]:
-    """Why `body` fails the upstream `document` ([] when it passes); `status` picks a knowledge search schema."""
-    errors = sorted(_validator(document, status).iter_errors(body), key=lambda e: list(e.absolute_path))
-    VALIDATED[document] += 1
-    return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message[:200]}" for e in errors][:5]
 
 
 def assert_upstream(document: str, body: Any, status: int | None = None) -> None:
@@ -147,7 +55,7 @@ class OursAndUpstream:
         if self.upstream is not None:
             document, status = self.upstream
             VALIDATED[document] += 1
-            yield from _validator(document, status).iter_errors(body)
+            yield from validator_of(document, status).iter_errors(body)
 
     def validate(self, body: Any) -> None:
         for error in self.iter_errors(body):

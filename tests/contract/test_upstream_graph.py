@@ -1,4 +1,4 @@
-"""Graph-search responses against upstream Workspai `workspace-knowledge-search.v1` (../shared/contracts): every
+"""Graph-search responses against upstream Workspai `workspace-knowledge-search.v1` (contracts/): every
 recorded graph search, replayed on the seeded demo graph. (Every graph-search replay elsewhere is held to upstream
 too, through tests/upstream.py; this test names the cases so a regression points here.)
 """

@@ -1,13 +1,13 @@
 """Each schemas/ file (our published copy) is equivalent to the upstream document it implements.
 
 "Equivalent" here means, concretely: take both schemas, resolve every `$ref` in place (ours through schemas/,
-upstream through ../shared/contracts, tests/upstream.py's registry), then drop the keywords that validate nothing
+upstream through contracts/, the vendored documents' registry), then drop the keywords that validate nothing
 (`$schema`, `$id`, `$comment`, `$defs` once inlined, `title`, `description`, `examples`, `default`,
 `deprecated`, `readOnly`, `writeOnly`). What remains - every type, enum, bound, `required`, `additionalProperties`,
 conditional and combinator - must be equal, so both accept exactly the same instances. The only exceptions are
 the deviations contracts/README.md prescribes, each pinned here to its JSON pointer and expected value:
 recall-response `/properties/backend_invoked/enum` widened to `bedrock | local | none`, and the execution scope
-context-snapshot references (not in ../shared), which must be the README's definition field for field.
+context-snapshot references (not published with it), which must be the README's definition field for field.
 """
 
 from __future__ import annotations

@@ -42,6 +42,6 @@ def test_bounded_fuzz_run_reaches_the_service_and_finds_no_5xx_or_schema_violati
         if counts["positive"] and route != "(unknown route)":
             assert counts["reached"] > 0, (route, counts)
     assert run.returncode == 0, result
-    # Every recorded response of a contract route was held to ../shared/contracts by tests/upstream.py
+    # Every recorded response of a contract route was held to contracts/ (the vendored upstream documents)
     assert result["upstreamValidated"].get(KNOWLEDGE_SEARCH, 0) > 0, result["upstreamValidated"]
     VALIDATED.update(result["upstreamValidated"])  # validated in the driver's process: counted for this session

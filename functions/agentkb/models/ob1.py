@@ -1,4 +1,4 @@
-"""OB1 Agent Memory API requests (../shared/contracts/ob1-agent-memory.md), accepted as OB1's own server accepts them.
+"""OB1 Agent Memory API requests (contracts/ob1-agent-memory.md), accepted as OB1's own server accepts them.
 
 Both schema-version families; any `task_type` and `runtime.name`; omitted objects get OB1's defaults (`entities`,
 `sensitivity`, `scope`, `limits`, `provenance`, ...). Unknown members are ignored, as OB1's server ignores them

@@ -1,4 +1,4 @@
-"""schemas/ must stay compatible with the shared contracts, and our models with schemas/."""
+"""schemas/ must stay compatible with the upstream contracts (contracts/), and our models with schemas/."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from agentkb.models.search import KnowledgeSearchData, KnowledgeSearchRequest, K
 from tests.upstream import CONTRACTS, contracts_dir
 
 ROOT = Path(__file__).resolve().parents[3]
-CONTRACT = CONTRACTS / "knowledge-search.v2.api.md"  # resolved (or failed loudly) by tests/upstream.py
+CONTRACT = CONTRACTS / "knowledge-search.v2.api.md"  # vendored; contracts_dir() fails loudly if it is missing
 
 
 def schema(name: str) -> dict[str, Any]:
