@@ -5,12 +5,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel
 
 from agentkb.mcp.calls import ApiRequest
-from agentkb.mcp.schemas import fill_defaults, make_optional, model_input_schema
+from agentkb.mcp.schemas import coerce_integers, fill_defaults, make_optional, model_input_schema
 from agentkb.models.graph import GraphSearchRequest
 from agentkb.models.memory import MemoryWriteRequest
 from agentkb.models.recall import RecallRequest
@@ -46,9 +47,15 @@ class ToolSpec:
             make_optional(schema, (name,), note)
         return schema
 
+    @cached_property
+    def schema(self) -> dict[str, Any]:
+        """The input schema, built once, for reading arguments by (never handed out: see input_schema)."""
+        return self.input_schema()
+
     def request(self, arguments: Mapping[str, Any], workspace: str | None) -> ApiRequest:
-        """The API request for these arguments: defaults, generated ids and the implied workspace filled in."""
-        args = fill_defaults(dict(arguments), self.defaults)
+        """The API request for these arguments: clean integer strings as integers (clients such as the MCP
+        inspector's CLI may send any argument as a string), defaults, generated ids and the implied workspace."""
+        args = fill_defaults(coerce_integers(dict(arguments), self.schema), self.defaults)
         for name, (make, _) in self.generated.items():
             args.setdefault(name, make())
         if workspace is not None:
