@@ -71,10 +71,10 @@ def check_every_tool(results: list[Any]) -> None:
     assert "Unknown tool: drop_everything" in str(unknown)
 
 
-def captured_session(capture: Path, server_args: list[str], key: str, body: Callable[[Client], Awaitable[Any]]
-                     ) -> tuple[Any, list[bytes]]:
+def captured_session(capture: Path, server_args: list[str], key: str, body: Callable[[Client], Awaitable[Any]],
+                     **extra_env: str) -> tuple[Any, list[bytes]]:
     """Run `body` in a stdio session with the server behind the tee; (its result, every stdout line)."""
-    env = bare_env(key)
+    env = {**bare_env(key), **extra_env}
     params = StdioServerParameters(command=sys.executable,
                                    args=[str(TEE), str(capture), *agentkb_command("mcp", *server_args)], env=env)
 
@@ -101,10 +101,13 @@ def assert_only_json_rpc(lines: list[bytes], at_least: int) -> None:
     assert len(lines) >= at_least, lines  # every response was seen on the wire
 
 
-def test_stdio_on_the_local_engine_writes_only_json_rpc(seeded_dir: Seeded, data_dir: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("metrics", [{}, {"POWERTOOLS_METRICS_DISABLED": "false"}], ids=["bare", "metrics-on"])
+def test_stdio_on_the_local_engine_writes_only_json_rpc(seeded_dir: Seeded, data_dir: Path, tmp_path: Path,
+                                                        metrics: dict[str, str]) -> None:
+    """Bare, as a launcher starts it; and with metrics asked for, whose lines then go to stderr, not the wire."""
     assert not any(name.startswith("POWERTOOLS") for name in bare_env(seeded_dir.key))
     results, lines = captured_session(tmp_path, ["--data-dir", str(data_dir)], seeded_dir.key,
-                                      lambda client: every_tool(client, seeded_dir.kb))
+                                      lambda client: every_tool(client, seeded_dir.kb), **metrics)
     check_every_tool(results)
     assert_only_json_rpc(lines, at_least=len(results))
 
