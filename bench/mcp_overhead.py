@@ -3,7 +3,8 @@
 Seeds the demo workspace in a temporary data directory, then times N calls of search_knowledge (hybrid, topK 5)
 three ways: the REST v1 event into the Lambda handler (what `agentkb serve` does per request), the in-memory SDK
 client (tool layer + SDK framing, no process boundary), and a stdio subprocess (`agentkb mcp`, JSON-RPC over
-pipes). Also the stdio start-up: spawn to the first `tools/list` answer.
+pipes). Also the stdio start-up: spawn to the first `tools/list` answer, and the in-memory client naming the
+knowledge base ("handbook": one more API call, the listing that resolves the name).
 
     PYTHONPATH=functions:. .venv/bin/python bench/mcp_overhead.py --calls 200
 """
@@ -62,18 +63,22 @@ async def client_samples(client: Any, kb: str, calls: int) -> list[float]:
 async def run_clients(key: str, kb: str, data_dir: Path, calls: int) -> dict[str, Any]:
     from mcp import Client, StdioServerParameters
 
+    from agentkb.local.demo import KB_NAME
     from agentkb.mcp.backends import InProcessApi
     from agentkb.mcp.server import ToolRunner, build_server
 
     out: dict[str, Any] = {}
     direct: list[float] = []
     in_memory: list[float] = []
+    by_name: list[float] = []
     async with Client(build_server(ToolRunner(InProcessApi(), "demo"), key)) as client:
         await client_samples(client, kb, 10)  # warm
         for _ in range(ROUNDS):  # interleaved, so load on the shared machine hits both alike
             direct += handler_samples(key, kb, calls // ROUNDS)
             in_memory += await client_samples(client, kb, calls // ROUNDS)
+            by_name += await client_samples(client, KB_NAME, calls // ROUNDS)
     out["handler"], out["in_memory_client"] = percentiles(direct), percentiles(in_memory)
+    out["in_memory_client_by_name"] = percentiles(by_name)
     env = {**os.environ, "AGENTKB_KEY": key, "AGENTKB_DATA_DIR": str(data_dir)}
     params = StdioServerParameters(command=sys.executable, args=["-m", "agentkb.cli", "mcp"], env=env)
     started = time.perf_counter()

@@ -11,7 +11,7 @@ import pytest
 
 from agentkb.composition import get_ports, reset_ports
 from agentkb.config import reset_settings
-from tests.mcp.support import ENV
+from tests.mcp.support import ENV, agentkb_command, started, stop, subprocess_env
 
 
 @dataclass(frozen=True)
@@ -48,3 +48,14 @@ def seeded(seeded_dir: Seeded, monkeypatch: pytest.MonkeyPatch) -> Iterator[Seed
     yield seeded_dir
     reset_settings()
     reset_ports()
+
+
+@pytest.fixture(scope="module")
+def api_base(seeded_dir: Seeded) -> Iterator[str]:
+    """`agentkb serve` on loopback port 0 over the seeded data directory, stopped after the module."""
+    proc, base = started(agentkb_command("serve", "--host", "127.0.0.1", "--port", "0"),
+                         subprocess_env(seeded_dir.data_dir), r"(http://127\.0\.0\.1:\d+)")
+    try:
+        yield base
+    finally:
+        stop(proc)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,23 @@ def subprocess_env(data_dir: Path, **extra: str) -> dict[str, str]:
 
 def agentkb_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "agentkb.cli", *args]
+
+
+def started(command: list[str], env: dict[str, str], pattern: str) -> tuple[subprocess.Popen[str], str]:
+    """A server subprocess and the address it printed on its first stdout line."""
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    line = proc.stdout.readline() if proc.stdout else ""
+    found = re.search(pattern, line)
+    if found is None:
+        proc.terminate()
+        proc.wait(timeout=30)
+        raise AssertionError(f"no address in {line!r}")
+    return proc, found.group(1)
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    proc.wait(timeout=30)
 
 
 def structured(result: Any) -> dict[str, Any]:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 import socket
 import subprocess
 from collections.abc import Awaitable, Callable, Iterator
@@ -17,7 +16,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.helpers import ERROR_RESPONSE, SEARCH_RESPONSE
 from tests.mcp.conftest import Seeded
-from tests.mcp.support import agentkb_command, structured, subprocess_env, text
+from tests.mcp.support import agentkb_command, started, stop, structured, subprocess_env, text
 
 pytestmark = pytest.mark.e2e
 
@@ -34,34 +33,6 @@ def run(server: Any, body: Callable[[Client], Awaitable[Any]]) -> Any:
             return await body(client)
 
     return anyio.run(main)
-
-
-def started(command: list[str], env: dict[str, str], pattern: str) -> tuple[subprocess.Popen[str], str]:
-    """A server subprocess and the address it printed on its first stdout line."""
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    line = proc.stdout.readline() if proc.stdout else ""
-    found = re.search(pattern, line)
-    if found is None:
-        proc.terminate()
-        proc.wait(timeout=30)
-        raise AssertionError(f"no address in {line!r}")
-    return proc, found.group(1)
-
-
-def stop(proc: subprocess.Popen[str]) -> None:
-    proc.terminate()
-    proc.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def api_base(seeded_dir: Seeded) -> Iterator[str]:
-    """`agentkb serve` on loopback port 0 over the seeded data directory, stopped after the module."""
-    proc, base = started(agentkb_command("serve", "--host", "127.0.0.1", "--port", "0"),
-                         subprocess_env(seeded_dir.data_dir), r"(http://127\.0\.0\.1:\d+)")
-    try:
-        yield base
-    finally:
-        stop(proc)
 
 
 async def search_then_errors(client: Client, kb: str) -> list[Any]:

@@ -129,8 +129,7 @@ def test_the_printed_client_configuration_starts_a_working_server(seeded: Seeded
     assert structured(anyio.run(main))["data"][0]["id"] == seeded.kb
 
 
-def test_the_http_door_listens_before_it_announces_its_address(monkeypatch: pytest.MonkeyPatch,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_http_door_listens_before_it_announces_its_address(monkeypatch: pytest.MonkeyPatch) -> None:
     """A client that connects as soon as it reads the address waits in the backlog, never meets a refusal."""
     import socket
 
@@ -141,14 +140,15 @@ def test_the_http_door_listens_before_it_announces_its_address(monkeypatch: pyte
     from agentkb.mcp.server import ToolRunner
 
     connected: list[bool] = []
+    wire = io.StringIO()
 
     async def serve_later(self: uvicorn.Server, sockets: list[socket.socket]) -> None:
         # uvicorn has not started yet: the address is already printed, so a connect must already succeed
-        port = int(capsys.readouterr().out.rsplit(":", 1)[1].split("/")[0])
+        port = int(wire.getvalue().rsplit(":", 1)[1].split("/")[0])
         assert port == sockets[0].getsockname()[1]
         with socket.create_connection(("127.0.0.1", port), timeout=5):
             connected.append(True)
 
     monkeypatch.setattr(uvicorn.Server, "serve", serve_later)
-    anyio.run(serve_http, ToolRunner(api=None), "127.0.0.1", 0)  # type: ignore[arg-type]
+    anyio.run(serve_http, ToolRunner(api=None), "127.0.0.1", 0, wire)  # type: ignore[arg-type]
     assert connected == [True]

@@ -3,15 +3,15 @@
 `--data-dir` (or AGENTKB_DATA_DIR, or .agentkb/) serves the embedded engine in this process; `--url` calls a
 running agentkb API. On stdio the key is AGENTKB_KEY; over HTTP each request brings its own key
 (`X-API-Key` or `Authorization: Bearer`), so one server can serve several agents without sharing a key.
+Only the protocol (stdio) or the announced address (HTTP) reaches stdout; everything else goes to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import socket
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agentkb.errors import DomainError
 
@@ -60,7 +60,11 @@ def run(args: argparse.Namespace, ports: Ports) -> int:
     """Serve until stdin closes (stdio) or the process is stopped (HTTP). `ports` is unused: in-process calls go
     through the handlers, which take the process's bundle themselves."""
     from agentkb.config import client_api_key
+    from agentkb.mcp.stdout import claim_stdout, quiet_metrics, text_wire
 
+    # First, before a handler module (and Powertools) is imported or anything is printed.
+    quiet_metrics()
+    wire = claim_stdout()
     if args.url and args.data_dir:
         raise ValueError("--url and --data-dir are exclusive: serve a remote API or the local engine, not both")
     key = client_api_key()
@@ -72,24 +76,27 @@ def run(args: argparse.Namespace, ports: Ports) -> int:
     import anyio
 
     if args.http:
-        anyio.run(serve_http, runner, args.host, args.port)
+        anyio.run(serve_http, runner, args.host, args.port, text_wire(wire))
     else:
-        anyio.run(serve_stdio, runner, key)
+        anyio.run(serve_stdio, runner, key, text_wire(wire))
     return 0
 
 
-async def serve_stdio(runner: ToolRunner, key: str | None) -> None:
+async def serve_stdio(runner: ToolRunner, key: str | None, wire: TextIO) -> None:
+    import anyio
     from mcp.server.stdio import stdio_server
 
     from agentkb.mcp.server import build_server
 
     server = build_server(runner, key)
-    async with stdio_server() as (read_stream, write_stream):
+    # The wire given explicitly: the SDK then leaves fd 1 alone (claim_stdout has moved it for good).
+    async with stdio_server(stdout=anyio.wrap_file(wire)) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-async def serve_http(runner: ToolRunner, host: str, port: int) -> None:
-    """Streamable HTTP at http://HOST:PORT/mcp (stateless, JSON responses); the bound address on stdout first."""
+async def serve_http(runner: ToolRunner, host: str, port: int, wire: TextIO) -> None:
+    """Streamable HTTP at http://HOST:PORT/mcp (stateless, JSON responses); the bound address on `wire` (stdout)
+    first, and nothing else."""
     import uvicorn
 
     from agentkb.mcp.server import build_server
@@ -105,9 +112,8 @@ async def serve_http(runner: ToolRunner, host: str, port: int) -> None:
     sock.listen(config.backlog)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
-    print(f"agentkb MCP (streamable HTTP) on http://{shown}:{bound}/mcp", flush=True)
+    print(f"agentkb MCP (streamable HTTP) on http://{shown}:{bound}/mcp", file=wire, flush=True)
     try:
         await uvicorn.Server(config).serve(sockets=[sock])
     finally:
         sock.close()
-        sys.stdout.flush()

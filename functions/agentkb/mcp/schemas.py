@@ -1,14 +1,17 @@
 """Tool input schemas generated from our pydantic request models, shaped for MCP clients.
 
 The schema an agent sees is the request model's own JSON Schema (types, enums, limits), with `$ref`s inlined
-(some clients do not follow them), pydantic's union-level `ge`/`le` turned into JSON Schema keywords, the
-fields the tool fills in itself (defaults, the implied workspace, generated ids) made optional, and a
-description on every top-level property. It documents; it does not gate: the API validates every call.
+(some clients do not follow them), pydantic's union-level `ge`/`le` turned into JSON Schema keywords, optional
+fields without their `null` branch (omitting one is how a client leaves it out; clients such as the MCP
+inspector convert an argument by its property's `type`, which an `anyOf` with null hides), the fields the tool
+fills in itself (defaults, the implied workspace, generated ids) made optional, and a description on every
+top-level property. It documents; it does not gate: the API validates every call.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,6 +48,42 @@ def _tidy(node: Any, parent_key: str = "") -> None:
         node.pop("title", None)
     for key, value in node.items():
         _tidy(value, key)
+
+
+_NULL = {"type": "null"}
+# A clean integer string: what a client that sends every argument as a string means by an integer (no sign but
+# minus, no spaces, underscores or exponents; at most 18 digits, beyond any bound of ours).
+CLEAN_INTEGER = re.compile(r"-?[0-9]{1,18}")
+
+
+def _without_null(prop: dict[str, Any]) -> None:
+    """An optional property without its `null` branch (and its `default: null`): the API still takes null."""
+    branches = prop.get("anyOf")
+    if not isinstance(branches, list) or _NULL not in branches:
+        return
+    others = [branch for branch in branches if branch != _NULL]
+    prop.pop("anyOf")
+    if prop.get("default", 0) is None:
+        prop.pop("default")
+    if len(others) == 1:
+        prop.update({**others[0], **prop})
+    else:
+        prop["anyOf"] = others
+
+
+def _drop_nulls(node: Any) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _drop_nulls(item)
+        return
+    if not isinstance(node, dict):
+        return
+    required = set(node.get("required", []))
+    for name, prop in (node.get("properties") or {}).items():
+        if name not in required and isinstance(prop, dict):
+            _without_null(prop)
+    for value in node.values():
+        _drop_nulls(value)
 
 
 def _optional(schema: dict[str, Any], field: str) -> None:
@@ -101,6 +140,7 @@ def model_input_schema(model: type[BaseModel], *, descriptions: Mapping[str, str
     raw = model.model_json_schema(by_alias=True)
     schema: dict[str, Any] = _inline(copy.deepcopy(raw), raw.get("$defs", {}))
     _tidy(schema)
+    _drop_nulls(schema)
     describe(schema, descriptions)
     apply_defaults(schema, defaults)
     schema["type"] = "object"
@@ -116,3 +156,29 @@ def fill_defaults(arguments: dict[str, Any], defaults: Mapping[str, Any]) -> dic
         elif isinstance(value, dict) and isinstance(out[field], dict):
             out[field] = fill_defaults(out[field], value)
     return out
+
+
+def _types(schema: Mapping[str, Any]) -> set[str]:
+    branches = schema.get("anyOf") or [schema]
+    return {str(branch["type"]) for branch in branches if isinstance(branch, dict) and "type" in branch}
+
+
+def _branch(schema: Mapping[str, Any], json_type: str) -> Mapping[str, Any]:
+    return next((b for b in schema.get("anyOf") or [schema] if isinstance(b, dict) and b.get("type") == json_type),
+                {})
+
+
+def coerce_integers(value: Any, schema: Mapping[str, Any]) -> Any:
+    """`value` with every clean integer string where the schema wants an integer (and takes no string) made an
+    integer: some clients send each argument as a string. Anything else is left for the API to judge."""
+    if isinstance(value, str):
+        wanted = _types(schema)
+        integer = "integer" in wanted and "string" not in wanted and CLEAN_INTEGER.fullmatch(value)
+        return int(value) if integer else value
+    if isinstance(value, dict):
+        properties = _branch(schema, "object").get("properties") or {}
+        return {k: coerce_integers(v, properties[k]) if k in properties else v for k, v in value.items()}
+    if isinstance(value, list):
+        items = _branch(schema, "array").get("items")
+        return [coerce_integers(v, items) for v in value] if isinstance(items, dict) else value
+    return value

@@ -19,13 +19,15 @@ from mcp.shared.exceptions import MCPError
 
 from agentkb.mcp.backends import Api
 from agentkb.mcp.calls import ApiResponse
+from agentkb.mcp.kb_names import with_kb_ids
 from agentkb.mcp.render import RENDERERS, error
 from agentkb.mcp.tools import BY_NAME, TOOLS, ToolSpec
 
 INSTRUCTIONS = (
-    "agentkb: knowledge, memory and graph context for agents. Call list_knowledge_bases to find knowledge base "
-    "ids, search_knowledge for documents, search_graph for services/APIs/owners, recall for what agents learned "
-    "before, write_memory to remember something, create_snapshot for a token-budgeted context bundle. "
+    "agentkb: knowledge, memory and graph context for agents. Call list_knowledge_bases to see the knowledge "
+    "bases (tools take their names or ids), search_knowledge for documents, search_graph for services/APIs/owners, "
+    "recall for what agents learned before, write_memory to remember something, create_snapshot for a "
+    "token-budgeted context bundle. "
     "Errors carry an error envelope {error: {code, message, details}}; fix the arguments and call again."
 )
 
@@ -50,8 +52,9 @@ class ToolRunner:
         return reach[0] if len(reach) == 1 and reach[0] != "*" else None
 
     def run(self, spec: ToolSpec, arguments: Mapping[str, Any], key: str | None) -> types.CallToolResult:
-        request = spec.request(arguments, self.implied_workspace(key))
-        return tool_result(spec, self.api.call(request, key))
+        request = with_kb_ids(self.api, spec, spec.request(arguments, self.implied_workspace(key)), key)
+        response = request if isinstance(request, ApiResponse) else self.api.call(request, key)
+        return tool_result(spec, response)
 
 
 def tool_result(spec: ToolSpec, response: ApiResponse) -> types.CallToolResult:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel
 
 from agentkb.mcp.calls import ApiRequest
-from agentkb.mcp.schemas import fill_defaults, make_optional, model_input_schema
+from agentkb.mcp.schemas import coerce_integers, fill_defaults, make_optional, model_input_schema
 from agentkb.models.graph import GraphSearchRequest
 from agentkb.models.memory import MemoryWriteRequest
 from agentkb.models.recall import RecallRequest
@@ -35,6 +36,7 @@ class ToolSpec:
     # Fields filled with a fresh value when omitted (ids of a new run), with the note shown in the schema.
     generated: Mapping[str, tuple[Callable[[], Any], str]] = field(default_factory=dict)
     query_schema: Mapping[str, Any] | None = None  # GET tools: the query parameters' schema
+    kb_paths: tuple[tuple[str, ...], ...] = ()  # knowledge base references, by id or name (see kb_names)
 
     def input_schema(self) -> dict[str, Any]:
         if self.model is not None:
@@ -46,9 +48,15 @@ class ToolSpec:
             make_optional(schema, (name,), note)
         return schema
 
+    @cached_property
+    def schema(self) -> dict[str, Any]:
+        """The input schema, built once, for reading arguments by (never handed out: see input_schema)."""
+        return self.input_schema()
+
     def request(self, arguments: Mapping[str, Any], workspace: str | None) -> ApiRequest:
-        """The API request for these arguments: defaults, generated ids and the implied workspace filled in."""
-        args = fill_defaults(dict(arguments), self.defaults)
+        """The API request for these arguments: clean integer strings as integers (clients such as the MCP
+        inspector's CLI may send any argument as a string), defaults, generated ids and the implied workspace."""
+        args = fill_defaults(coerce_integers(dict(arguments), self.schema), self.defaults)
         for name, (make, _) in self.generated.items():
             args.setdefault(name, make())
         if workspace is not None:
@@ -78,13 +86,13 @@ def _new_uuid() -> str:
 
 SEARCH_KNOWLEDGE = ToolSpec(
     name="search_knowledge", title="Search knowledge",
-    description="Hybrid (BM25 + vector, fused by RRF) or vector search over up to 20 knowledge bases, with typed "
-                "tag filters. Returns ranked document chunks with document name, source and scores. Use "
-                "list_knowledge_bases first to find the knowledge base ids.",
+    description="Hybrid (BM25 + vector, fused by RRF) or vector search over up to 20 knowledge bases (by name or "
+                "id), with typed tag filters. Returns ranked document chunks with document name, source and "
+                "scores. list_knowledge_bases shows the knowledge bases.",
     method="POST", path="/api/v2/knowledge/search", read_only=True, workspace_path=("workspaceId",),
-    model=KnowledgeSearchRequest,
+    model=KnowledgeSearchRequest, kb_paths=(("knowledgeBaseIds",),),
     descriptions={"workspaceId": "Workspace that owns the knowledge bases.",
-                  "knowledgeBaseIds": "One knowledge base id, or a list of 1..20 ids.",
+                  "knowledgeBaseIds": "One knowledge base name or id, or a list of 1..20 names or ids.",
                   "query": "What to search for. Omit for a tag-filter-only search.",
                   "topK": "How many chunks to return (1..100, default 10).",
                   "tagFilters": "Up to 10 tag filters, AND-ed; operators must fit the tag's field type.",
@@ -141,13 +149,15 @@ CREATE_SNAPSHOT = ToolSpec(
                 "items, then knowledge, memory and graph candidates by fused rank, with exclusions and reasons "
                 "and a verifiable hash. The same runId + attemptId returns the stored snapshot.",
     method="POST", path="/v1/snapshots", read_only=False, workspace_path=("scope", "workspaceId"),
-    model=CreateSnapshotRequest,
+    model=CreateSnapshotRequest, kb_paths=(("scope", "knowledgeBaseIds"), ("sources", "knowledge", "knowledgeBaseIds")),
     generated={"runId": (_new_uuid, "A new UUID when omitted."),
                "attemptId": (_new_uuid, "A new UUID when omitted.")},
     descriptions={"runId": "UUID of the agent run.", "attemptId": "UUID of this attempt of the run.",
                   "stepId": "UUID of the step, if any.", "strategy": "Free-form strategy label.",
                   "scope": "Workspace, knowledge bases and the highest classification the attempt may see.",
                   "scope.workspaceId": "Workspace the snapshot is built in.",
+                  "scope.knowledgeBaseIds": "Knowledge bases (names or ids) the attempt may see.",
+                  "sources.knowledge.knowledgeBaseIds": "Knowledge bases (names or ids) to retrieve from.",
                   "budget": "maxTokens for the whole bundle, reservedForOutput kept free.",
                   "task": "The task the attempt works on (always first in the bundle).",
                   "items": "Inline items handed over verbatim, each with class, trust tier and classification.",
@@ -174,8 +184,8 @@ WRITE_MEMORY = ToolSpec(
 
 LIST_KNOWLEDGE_BASES = ToolSpec(
     name="list_knowledge_bases", title="List knowledge bases",
-    description="The knowledge bases of a workspace, with their ids (for search_knowledge), names, embedding "
-                "model and tag definitions.",
+    description="The knowledge bases of a workspace, with their names and ids (search_knowledge and "
+                "create_snapshot take either), embedding model and tag definitions.",
     method="GET", path="/api/v2/knowledge/bases", read_only=True, workspace_path=("workspaceId",),
     query_schema={
         "workspaceId": {"type": "string", "minLength": 1, "maxLength": 128, "description": "Workspace to list."},

@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
+from pydantic import ConfigDict, Field, StrictBool, StrictStr, field_validator
 
 from agentkb.models.base import Model
 from agentkb.models.memory_detail import MemoryFields
+from agentkb.models.numbers import JsonNumber
 
 MemoryType = Literal["user", "feedback", "project", "reference", "decision", "incident", "skill", "document", "note"]
 Visibility = Literal["personal", "channel", "project", "workspace", "organization"]
@@ -50,7 +51,7 @@ class MemoryRelation(_Strict):
     from_: EntityName = Field(alias="from")
     to: EntityName
     kind: Annotated[StrictStr, Field(pattern=r"^[a-z][a-z0-9_-]{0,63}$")]
-    weight: Annotated[StrictFloat | StrictInt, Field(ge=0, le=1)] = 0.5
+    weight: Annotated[JsonNumber, Field(ge=0, le=1)] = 0.5
 
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
+from pydantic import ConfigDict, Field, StrictBool, StrictStr, field_validator
 
 from agentkb.models.base import Model
 from agentkb.models.memory import ENTITY_KINDS
+from agentkb.models.numbers import JsonInt
 
 TaskType = Literal["code_review", "taskflow_work_log", "meeting_to_execution", "incident_response",
                    "customer_feedback", "general"]
-JsonInt = StrictInt | StrictFloat  # a JSON Schema integer: 3 and 3.0, never 3.5 or a boolean
 
 
 def _whole(value: int | float | None) -> int | None:

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
 
 from agentkb.models.base import Model
+from agentkb.models.numbers import JsonInt
 
 TagOperator = Literal["eq", "neq", "contains", "not_contains", "starts_with", "ends_with",
                       "gt", "gte", "lt", "lte", "between"]
@@ -41,7 +42,7 @@ class KnowledgeSearchRequest(Strict):
     knowledgeBaseIds: Annotated[StrictStr, Field(min_length=1)] | Annotated[
         list[Annotated[StrictStr, Field(min_length=1)]], Field(min_length=1, max_length=20)]
     query: Annotated[StrictStr, Field(max_length=32768)] | None = None
-    topK: Annotated[StrictInt | StrictFloat, Field(ge=1, le=100)] = 10
+    topK: Annotated[JsonInt, Field(ge=1, le=100)] = 10
     tagFilters: Annotated[list[KnowledgeSearchTagFilter], Field(max_length=10)] | None = None
     searchMode: Literal["vector", "hybrid"] | None = None
     rerankerEnabled: StrictBool | None = None
