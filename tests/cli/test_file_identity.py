@@ -117,3 +117,25 @@ def test_a_new_file_never_takes_the_name_of_a_file_already_stored(cli: Cli, tree
         assert "--replace cannot take it" in summary["conflicts"][0]["reason"]
         assert cli.documents()["README.md"] == str((tree / "a" / "README.md").resolve())
     assert cli.content("README.md") == "Project A explains the deployment pipeline."
+
+
+def test_a_file_stored_twice_by_an_earlier_version_is_reported_and_one_copy_kept(cli: Cli, tree: Path) -> None:
+    from agentkb.composition import get_ports
+    from agentkb.local.operator import deps, resolve_kb
+    from agentkb.services.ingest import DocumentInput, prepare, write_prepared
+
+    # Given the old bug's result: the README stored as a/README.md (its folder) and README.md (the file alone)
+    readme = tree / "a" / "README.md"
+    ports = get_ports()
+    kb = resolve_kb(ports, "w", "docs")
+    for name in ("a/README.md", "README.md"):
+        text = readme.read_text(encoding="utf-8")
+        write_prepared(deps(ports), kb, DocumentInput(name, text, {}, source_path=str(readme.resolve())),
+                       *prepare(deps(ports), kb, text))
+    # When the file comes again by itself
+    summary = cli.ingest(readme)
+    # Then the copy of this run's name is the file's document, and the other copy is named in a warning
+    assert counts(summary) == (0, 0, 1, 0)
+    assert [d["name"] for d in summary["documents"]] == ["README.md"]
+    assert [w["message"] for w in summary["warnings"]] == [
+        "also stored as 'a/README.md'; 'README.md' is kept up to date (agentkb docs delete removes a copy)"]
