@@ -1,11 +1,11 @@
 """`agentkb search`: through a running `agentkb serve` when one answers, else on the configured engine.
 
-A server keeps the embedding model loaded, so asking it saves the model load (seconds) of every command. The CLI
-asks the server at `--url` (default http://127.0.0.1:8787, `agentkb serve`'s address) with `--key`, AGENTKB_KEY,
-or the data directory's dev key (`agentkb demo`). With the default address and the embedded engine, anything but
-an answer - nothing listening (a 0.2 s connect timeout), a key that server does not know (another data
-directory), a knowledge base it does not hold - means the CLI searches its own engine. A `--url` named on the
-command line is the only place asked: its failures are errors. `--local` never asks a server.
+A server keeps the embedding model loaded, so asking it saves the model load (seconds) of every command. On the
+embedded engine the CLI asks the configured address (AGENTKB_URL, default http://127.0.0.1:8787, `agentkb
+serve`'s) with `--key`, AGENTKB_KEY or the data directory's dev key (`agentkb demo`); anything but an answer -
+nothing listening (a 0.2 s connect timeout), a key that server does not know (another data directory), a
+knowledge base it does not hold - means the CLI searches its own engine. A `--url` named on the command line is
+the only place asked: its failures are errors. `--local` never asks a server.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                         help="retrieval mode (default: the workspace's policy, hybrid unless set)")
     search.add_argument("--top-k", type=int, default=5, help="results to return, 1-100")
     search.add_argument("--json", action="store_true", help="print the API's response body")
-    search.add_argument("--url", help=f"ask the agentkb API at this base URL, and only it (default: {DEFAULT_URL} "
-                                      "when it answers, else the local engine)")
+    search.add_argument("--url", help=f"ask the agentkb API at this base URL, and only it (default: AGENTKB_URL or"
+                                      f" {DEFAULT_URL} when it answers, else the local engine)")
     search.add_argument("--key", help="API key for the server (default: AGENTKB_KEY, else the data dir's dev-key)")
     search.add_argument("--local", action="store_true", help="search the configured engine, never a server")
     search.set_defaults(func=run, fields=FIELDS)
@@ -86,7 +86,9 @@ def _ask_server(args: argparse.Namespace, ports: Ports,
         if named:
             raise CliError("--url needs an API key: --key or AGENTKB_KEY")
         return None
-    server = ApiClient(args.url or DEFAULT_URL, key, CONNECT_S["named" if named else "default"])
+    from agentkb.config import client_api_url
+
+    server = ApiClient(args.url or client_api_url() or DEFAULT_URL, key, CONNECT_S["named" if named else "default"])
     try:
         ids = server.knowledge_base_ids(request.workspaceId, request.kb_ids())
         status, headers, body = server.call("POST", "/api/v2/knowledge/search",
