@@ -90,22 +90,13 @@ def _ask_server(args: argparse.Namespace, ports: Ports,
 
     server = ApiClient(args.url or client_api_url() or DEFAULT_URL, key, CONNECT_S["named" if named else "default"])
     try:
-        ids = server.knowledge_base_ids(request.workspaceId, request.kb_ids())
-        status, headers, body = server.call("POST", "/api/v2/knowledge/search",
-                                            request.model_copy(update={"knowledgeBaseIds": ids}).model_dump(
-                                                mode="json", exclude_none=True))
-        if status != 200:
-            raise ApiRefusal(server.base_url, status, body)
+        return server.search(request)
     except ApiRefusal as refusal:
         if named:
             raise CliError(str(refusal)) from None
         if refusal.status in (401, 403):
             print(f"note: {refusal}; searched the local engine", file=sys.stderr)
         return None
-    from agentkb.models.search import KnowledgeSearchData
-
-    data = KnowledgeSearchData.model_validate(body["data"]).model_dump(mode="json")  # the local path's form
-    return data, headers.get("x-search-degraded")
 
 
 def _configured_key(ports: Ports) -> str | None:
@@ -171,6 +162,23 @@ class ApiClient:
             raise ApiRefusal(self.base_url, response.status) from None
         return response.status, {k.lower(): v for k, v in response.getheaders()}, decoded
 
+    def search(self, request: KnowledgeSearchRequest) -> tuple[dict[str, Any], str | None]:
+        """The search's data, in the form the local path prints, and its degradation (X-Search-Degraded)."""
+        from pydantic import ValidationError
+
+        from agentkb.models.search import KnowledgeSearchData
+
+        ids = self.knowledge_base_ids(request.workspaceId, request.kb_ids())
+        body = request.model_copy(update={"knowledgeBaseIds": ids}).model_dump(mode="json", exclude_none=True)
+        status, headers, answer = self.call("POST", "/api/v2/knowledge/search", body)
+        if status != 200:
+            raise ApiRefusal(self.base_url, status, answer)
+        try:
+            data = KnowledgeSearchData.model_validate(answer["data"]).model_dump(mode="json")
+        except (ValidationError, KeyError, TypeError):  # another version's or another service's body
+            raise ApiRefusal(self.base_url, status, {"error": {"message": "not a search response"}}) from None
+        return data, headers.get("x-search-degraded")
+
     def knowledge_base_ids(self, workspace_id: str, refs: list[str]) -> list[str]:
         """Each reference (id or name) as the server's knowledge-base id, as `resolve_kb` resolves it locally."""
         from urllib.parse import urlencode
@@ -180,16 +188,18 @@ class ApiClient:
         while True:
             query = {"workspaceId": workspace_id, "limit": 200, **({"cursor": cursor} if cursor else {})}
             status, _, body = self.call("GET", f"/api/v2/knowledge/bases?{urlencode(query)}")
-            if status != 200:
+            if status == 200 and not (isinstance(body, dict) and isinstance(body.get("data"), list)):
+                body = {"error": {"message": "not a knowledge-base list"}}  # not an agentkb API
+            if status != 200 or "error" in body:
                 raise ApiRefusal(self.base_url, status, body)
-            known += body["data"]
+            known += [kb for kb in body["data"] if isinstance(kb, dict)]
             cursor = body.get("nextCursor")
             if not cursor:
                 break
-        by_id = {kb["id"]: kb["id"] for kb in known}
-        by_name = {kb["name"]: kb["id"] for kb in known}
+        by_id = {kb.get("id"): kb.get("id") for kb in known}
+        by_name = {kb.get("name"): kb.get("id") for kb in known}
         missing = [ref for ref in refs if ref not in by_id and ref not in by_name]
         if missing:
             raise ApiRefusal(self.base_url, 404, {"error": {"message": f"no knowledge base {missing[0]!r} in"
                                                                       f" workspace {workspace_id!r}"}})
-        return [by_id.get(ref) or by_name[ref] for ref in refs]
+        return [str(by_id.get(ref) or by_name[ref]) for ref in refs]

@@ -104,3 +104,32 @@ def test_a_named_url_is_the_only_place_asked(served: dict[str, str], capsys: pyt
     assert main([*SEARCH, "--url", served["url"], "--key", served["key"], "--kb", "nope"]) == 2
     assert said(capsys.readouterr()) == (f"error: the API at {served['url']} answered 404: no knowledge base 'nope'"
                                        " in workspace 'w'\n")
+
+
+def test_another_service_on_the_address_means_the_local_engine(served: dict[str, str],
+                                                               monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Other(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"status": "something else"}')
+
+        def log_message(self, *args: Any) -> None:
+            return None
+
+    other = ThreadingHTTPServer(("127.0.0.1", 0), Other)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{other.server_port}"
+    try:
+        monkeypatch.setenv("AGENTKB_URL", url)
+        assert main([*SEARCH, "--key", served["key"]]) == 0
+        assert json.loads(capsys.readouterr().out) == local_answer(capsys)
+        assert main([*SEARCH, "--url", url, "--key", served["key"]]) == 2
+        assert said(capsys.readouterr()) == f"error: the API at {url} answered 200: not a knowledge-base list\n"
+    finally:
+        other.shutdown()
+        other.server_close()
