@@ -94,3 +94,8 @@ def reset_settings() -> None:
 def client_api_key() -> str | None:
     """AGENTKB_KEY: the API key a client command (`agentkb mcp`) presents; a secret, so never part of Settings."""
     return os.environ.get("AGENTKB_KEY", "").strip() or None
+
+
+def client_api_url() -> str | None:
+    """AGENTKB_URL: the agentkb API a client command (`agentkb search`) asks first (default: agentkb serve's)."""
+    return os.environ.get("AGENTKB_URL", "").strip() or None

@@ -1,4 +1,7 @@
-"""`agentkb kb list|show|delete`, `agentkb docs list|show`, `agentkb search`, `agentkb keys list|revoke`."""
+"""`agentkb kb list|show|delete|sweep-cache` and `agentkb keys list|revoke` (docs_cli.py: `agentkb docs`).
+
+Lists print one tab-separated line per item, `--json` one JSON array, `--ids` one id per line (for scripts:
+`KB=$(agentkb kb list --workspace W --name handbook --ids)`)."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
+from agentkb.cli_io import confirm
 from agentkb.composition import Ports
 from agentkb.errors import NotFound
 from agentkb.models.domain import ApiKeyRecord, Document, KnowledgeBase
@@ -38,13 +42,13 @@ def key_json(key: ApiKeyRecord) -> dict[str, Any]:
             "scopes": list(key.scopes), "createdAt": key.created_at, "revoked": key.revoked}
 
 
-def _kb(c: Ports, workspace: str, ref: str) -> KnowledgeBase:
+def resolve_kb(c: Ports, workspace: str, ref: str) -> KnowledgeBase:
     from agentkb.local.operator import resolve_kb
 
     return resolve_kb(c, workspace, ref)
 
 
-def _documents(c: Ports, kb: KnowledgeBase) -> Iterator[Document]:
+def documents(c: Ports, kb: KnowledgeBase) -> Iterator[Document]:
     cursor: str | None = None
     while True:
         page, cursor = c.catalog.list_documents(kb.id, PAGE_MAX, cursor)
@@ -53,26 +57,26 @@ def _documents(c: Ports, kb: KnowledgeBase) -> Iterator[Document]:
             return
 
 
-def _print_listing(items: Iterable[T], as_json: bool, to_json: Callable[[T], dict[str, Any]],
-                   to_row: Callable[[T], Sequence[str]]) -> int:
-    """A list command's output: --json one JSON array, otherwise one tab-separated line per item."""
-    if as_json:
+def print_listing(items: Iterable[T], args: argparse.Namespace, to_json: Callable[[T], dict[str, Any]],
+                  to_row: Callable[[T], Sequence[str]]) -> int:
+    """A list command's output: --json one JSON array, --ids the first column, else one tab-separated line each."""
+    if args.json:
         print(json.dumps([to_json(item) for item in items]))
-    else:
-        for item in items:
-            print("\t".join(to_row(item)))
+        return 0
+    for item in items:
+        row = to_row(item)
+        print(row[0] if getattr(args, "ids", False) else "\t".join(row))
     return 0
 
 
 def _kb_list(args: argparse.Namespace, ports: Ports) -> int:
-    return _print_listing(ports.catalog.list_knowledge_bases(args.workspace), args.json, kb_json,
-                          lambda kb: (kb.id, kb.name, kb.profile.key))
+    kbs = [kb for kb in ports.catalog.list_knowledge_bases(args.workspace) if args.name in (None, kb.name)]
+    return print_listing(kbs, args, kb_json, lambda kb: (kb.id, kb.name, kb.profile.key))
 
 
 def _kb_show(args: argparse.Namespace, ports: Ports) -> int:
-    c = ports
-    kb = _kb(c, args.workspace, args.kb)
-    docs = list(_documents(c, kb))
+    kb = resolve_kb(ports, args.workspace, args.kb)
+    docs = list(documents(ports, kb))
     out = {**kb_json(kb), "documents": len(docs), "chunks": sum(d.chunk_count for d in docs)}
     print(json.dumps(out, indent=None if args.json else 2))
     return 0
@@ -82,9 +86,10 @@ def _kb_delete(args: argparse.Namespace, ports: Ports) -> int:
     from agentkb.local.operator import OPERATOR
     from agentkb.services.knowledge_admin import delete_knowledge_base
 
-    c = ports
-    kb = _kb(c, args.workspace, args.kb)
-    delete_knowledge_base(c.catalog, c.index, OPERATOR, args.workspace, kb.id)
+    kb = resolve_kb(ports, args.workspace, args.kb)
+    confirm(lambda: f"delete knowledge base {kb.name!r} ({kb.id}) and its {sum(1 for _ in documents(ports, kb))}"
+                    " documents?", args.yes, "agentkb kb delete")
+    delete_knowledge_base(ports.catalog, ports.index, OPERATOR, args.workspace, kb.id)
     print(json.dumps({"deleted": kb.id, "name": kb.name}) if args.json else f"deleted {kb.id} ({kb.name})")
     return 0
 
@@ -98,50 +103,8 @@ def _kb_sweep_cache(args: argparse.Namespace, ports: Ports) -> int:
     return 0
 
 
-def _docs_list(args: argparse.Namespace, ports: Ports) -> int:
-    c = ports
-    return _print_listing(list(_documents(c, _kb(c, args.workspace, args.kb))), args.json, document_json,
-                          lambda d: (d.id, d.status, str(d.chunk_count), d.name, d.source_path or ""))
-
-
-def _docs_show(args: argparse.Namespace, ports: Ports) -> int:
-    c = ports
-    kb = _kb(c, args.workspace, args.kb)
-    doc = c.catalog.get_document(kb.id, args.document) or c.catalog.find_document_by_name(kb.id, args.document)
-    if doc is None:
-        raise NotFound(f"no document {args.document!r} in knowledge base {kb.name!r}")
-    out = document_json(doc)
-    if args.content:
-        out["content"] = c.catalog.document_content(kb.id, doc.id)
-    print(json.dumps(out, indent=None if args.json else 2))
-    return 0
-
-
-def _search(args: argparse.Namespace, ports: Ports) -> int:
-    from agentkb.local.operator import OPERATOR
-    from agentkb.models.search import KnowledgeSearchRequest
-    from agentkb.services.search import SearchDeps, search_knowledge
-
-    c = ports
-    kbs = [_kb(c, args.workspace, ref).id for ref in args.kb]
-    request = KnowledgeSearchRequest(workspaceId=args.workspace, knowledgeBaseIds=kbs, query=args.query,
-                                     topK=args.top_k, searchMode=args.mode)
-    deps = SearchDeps(c.catalog, c.index, c.embedder, c.reranker, c.settings.default_search_mode)
-    outcome = search_knowledge(request, OPERATOR, deps)
-    if args.json:
-        print(json.dumps({"data": outcome.data.model_dump(mode="json")}))
-        return 0
-    for r in outcome.data.results:
-        snippet = " ".join(r.content.split())[:160]
-        print(f"{r.rank}. {r.documentName} #{r.chunkIndex}  (score {r.rankScore:.4f}, similarity {r.similarity:.3f})"
-              f"\n   {snippet}")
-    if outcome.degraded:
-        print(f"(degraded: {outcome.degraded})")
-    return 0
-
-
 def _keys_list(args: argparse.Namespace, ports: Ports) -> int:
-    return _print_listing(ports.keys.list_keys(), args.json, key_json, lambda k: (
+    return print_listing(ports.keys.list_keys(), args, key_json, lambda k: (
         k.key_id, k.principal, ",".join(k.workspaces), ",".join(k.scopes), "revoked" if k.revoked else "active",
         k.created_at))
 
@@ -153,51 +116,39 @@ def _keys_revoke(args: argparse.Namespace, ports: Ports) -> int:
     return 0
 
 
+def add_output_options(cmd: argparse.ArgumentParser, listing: bool = False) -> None:
+    cmd.add_argument("--json", action="store_true", help="print JSON" + (" (one array)" if listing else ""))
+    if listing:
+        cmd.add_argument("--ids", action="store_true", help="print only the ids, one a line")
+
+
 def add_kb_commands(kb: Any, common: argparse.ArgumentParser) -> None:
-    kb_list = kb.add_parser("list", parents=[common], help="list knowledge bases")
-    kb_list.add_argument("--workspace", required=True)
-    kb_list.add_argument("--json", action="store_true")
+    kb_list = kb.add_parser("list", parents=[common], help="list knowledge bases: id, name, embedding profile")
+    kb_list.add_argument("--workspace", required=True, help="workspace id")
+    kb_list.add_argument("--name", help="only the knowledge base of this name")
+    add_output_options(kb_list, listing=True)
     kb_list.set_defaults(func=_kb_list)
-    for name, func, text in (("show", _kb_show, "a knowledge base with its counts"),
+    for name, func, text in (("show", _kb_show, "a knowledge base with its counts, as JSON"),
                              ("delete", _kb_delete, "delete a knowledge base: documents, chunks, vectors, index")):
         cmd = kb.add_parser(name, parents=[common], help=text)
         cmd.add_argument("kb", help="knowledge base id or name")
-        cmd.add_argument("--workspace", required=True)
-        cmd.add_argument("--json", action="store_true")
+        cmd.add_argument("--workspace", required=True, help="workspace id")
+        add_output_options(cmd)
         cmd.set_defaults(func=func)
+        if name == "delete":
+            cmd.add_argument("--yes", "-y", action="store_true",
+                             help="do not ask (needed when stdin is not a terminal)")
     sweep = kb.add_parser("sweep-cache", parents=[common],
                           help="reclaim embedding-cache entries no chunk uses (AWS: give old entries an expiry)")
-    sweep.add_argument("--json", action="store_true")
+    add_output_options(sweep)
     sweep.set_defaults(func=_kb_sweep_cache)
 
 
 def add_key_commands(keys: Any, common: argparse.ArgumentParser) -> None:
     listing = keys.add_parser("list", parents=[common], help="list API keys (ids, principals, reach, status)")
-    listing.add_argument("--json", action="store_true")
+    add_output_options(listing, listing=True)
     listing.set_defaults(func=_keys_list)
     revoke = keys.add_parser("revoke", parents=[common], help="revoke an API key (it answers 401 at once)")
-    revoke.add_argument("key_id")
-    revoke.add_argument("--json", action="store_true")
+    revoke.add_argument("key_id", help="the key's id (agentkb keys list)")
+    add_output_options(revoke)
     revoke.set_defaults(func=_keys_revoke)
-
-
-def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    docs = sub.add_parser("docs", help="documents of a knowledge base").add_subparsers(dest="docs_command",
-                                                                                        required=True)
-    listing = docs.add_parser("list", parents=[common], help="list documents with status and source path")
-    show = docs.add_parser("show", parents=[common], help="one document (by id or name)")
-    show.add_argument("document")
-    show.add_argument("--content", action="store_true", help="include the stored text")
-    for cmd, func in ((listing, _docs_list), (show, _docs_show)):
-        cmd.add_argument("--workspace", required=True)
-        cmd.add_argument("--kb", required=True, help="knowledge base id or name")
-        cmd.add_argument("--json", action="store_true")
-        cmd.set_defaults(func=func)
-    search = sub.add_parser("search", parents=[common], help="search knowledge bases")
-    search.add_argument("query")
-    search.add_argument("--workspace", required=True)
-    search.add_argument("--kb", required=True, action="append", help="knowledge base id or name (repeatable)")
-    search.add_argument("--mode", choices=["hybrid", "vector"])
-    search.add_argument("--top-k", type=int, default=5)
-    search.add_argument("--json", action="store_true")
-    search.set_defaults(func=_search)

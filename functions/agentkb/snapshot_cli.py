@@ -8,8 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentkb.services.snapshot import snapshot_hash
-
 
 def register(subparsers: Any) -> None:
     """Add the `snapshot` command group to the agentkb CLI's subparsers."""
@@ -26,6 +24,8 @@ def _read(path: Path) -> str:
 
 def run_verify(args: argparse.Namespace, ports: object = None) -> int:
     """Exit 0 and print `ok` when the hash matches; 1 on a mismatch; 2 when the file is not a snapshot."""
+    from agentkb.services.snapshot import snapshot_hash  # here: every other command would pay for its imports
+
     try:
         snapshot = json.loads(_read(args.file))
     except (OSError, UnicodeDecodeError, ValueError) as exc:

@@ -128,6 +128,28 @@ def test_a_documents_identity_status_and_text_read_back(ports: Ports) -> None:
     assert ports.catalog.document_content("kb-1", "doc-404") is None
 
 
+def test_documents_are_found_by_source_path_within_their_knowledge_base(ports: Ports) -> None:
+    # Given documents read from files (one path twice, as the old bulk ingest could leave it) in two KBs
+    base, other = kb("kb-1", "Runbooks"), kb("kb-2", "Notes")
+    for item in (base, other):
+        ports.catalog.create_knowledge_base(item)
+    written = [document(base, "doc-1", "a/README.md", source_path="/d/a/README.md", created_at="2026-01-01T00:00:00Z"),
+               document(base, "doc-2", "README.md", source_path="/d/a/README.md", created_at="2026-01-02T00:00:00Z"),
+               document(base, "doc-3", "b.md", source_path="/d/b.md"), document(base, "doc-4", "api.md"),
+               document(other, "doc-5", "a/README.md", source_path="/d/a/README.md")]
+    for doc, chunks in written:
+        ports.index.write_document(base if doc.knowledge_base_id == "kb-1" else other, doc, chunks)
+    # When they are looked up by source path; Then each engine answers the same documents, oldest first
+    find = ports.catalog.find_documents_by_source_path
+    assert [d.id for d in find("kb-1", ["/d/a/README.md", "/d/missing.md"])] == ["doc-1", "doc-2"]
+    assert {d.id for d in find("kb-1", {"/d/b.md", "/d/a/README.md"})} == {"doc-1", "doc-2", "doc-3"}
+    assert find("kb-1", ["/d/b.md"]) == [dataclasses.replace(written[2][0], content=None)]
+    assert [d.id for d in find("kb-2", ["/d/a/README.md"])] == ["doc-5"]
+    assert find("kb-1", []) == [] and find("kb-404", ["/d/b.md"]) == []
+    many = [f"/d/other-{i}.md" for i in range(150)] + ["/d/b.md"]  # more paths than DynamoDB's IN takes
+    assert [d.id for d in find("kb-1", many)] == ["doc-3"]
+
+
 def test_deleting_a_knowledge_base_removes_it_and_its_documents(ports: Ports) -> None:
     base, kept = kb("kb-1", "Runbooks"), kb("kb-2", "Notes")
     for item in (base, kept):

@@ -33,7 +33,7 @@ def test_kb_show_and_delete_and_docs_show(run: Any, tmp_path: Path) -> None:
     code, doc = run("docs", "show", "leave.md", "--workspace", "w", "--kb", "handbook", "--content", "--json")
     assert (doc["status"], doc["sourcePath"], doc["content"]) == ("ready", str(tmp_path / "leave.md"),
                                                                   "Ask your manager for leave two weeks ahead.")
-    code, deleted = run("kb", "delete", "handbook", "--workspace", "w", "--json")
+    code, deleted = run("kb", "delete", "handbook", "--workspace", "w", "--yes", "--json")
     assert code == 0 and deleted["name"] == "handbook"
     assert run("kb", "list", "--workspace", "w", "--json") == (0, [])
     assert run("kb", "show", "handbook", "--workspace", "w")[0] == 2  # a one-line error

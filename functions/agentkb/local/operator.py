@@ -48,16 +48,15 @@ def ingest_paths(ports: Ports, workspace: str, kb_ref: str, paths: list[Path], p
     kb = resolve_kb(ports, workspace, kb_ref)
     found = discover(paths)
     summary = IngestSummary(kb.id, skipped=list(found.skipped))
-    warnings: list[dict[str, str]] = []
     reading = _bar(len(found.files), "read", "file", progress)
-    sources = read_sources(kb, found.files, summary.skipped, warnings, lambda: reading.advance(1))
+    sources = read_sources(kb, found.files, summary.skipped, summary.warnings, lambda: reading.advance(1))
     reading.close()
     ingest_documents(deps(ports), kb, sources, replace=replace, summary=summary,
                      progress=_ChunkBar(progress))
     if prune:
         present = {str(p) for p, _ in found.files} | {s["path"] for s in found.skipped}
         bulk_ingest.prune(deps(ports), kb, found.folders, present, summary)
-    return {**summary.as_json(), "warnings": warnings}
+    return summary.as_json()
 
 
 class _ChunkBar:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # annotations only: keeps the handlers' cold import light
+    from collections.abc import Collection
+
     from agentkb.models.domain import Document, KnowledgeBase
 
 
@@ -22,6 +24,10 @@ class Catalog(Protocol):
     def get_document(self, kb_id: str, document_id: str) -> Document | None: ...
 
     def find_document_by_name(self, kb_id: str, name: str) -> Document | None: ...
+
+    def find_documents_by_source_path(self, kb_id: str, source_paths: Collection[str]) -> list[Document]:
+        """The KB's documents read from any of these source paths (bulk ingest's file identity), in one read."""
+        ...
 
     def list_documents(self, kb_id: str, limit: int, cursor: str | None = None) -> tuple[list[Document], str | None]:
         """A page of the KB's documents and the opaque cursor of the next page (None after the last)."""

@@ -1,9 +1,9 @@
 """Bulk ingest: many documents into one knowledge base, with identity, conflicts, pruning and honest progress.
 
-Identity: a document is its name in the KB, and remembers the source path it was read from. Writing over a
-document read from another path is a conflict unless `replace`; identical content is left alone. Embedding runs
-in full model batches across documents, outside any lock or transaction; each document is then written in its
-own transaction as soon as its vectors exist, so a kill at any point leaves whole documents only, and a re-run
+Identity: one file, one document (file_identity.py): a file the KB holds is updated or left alone under its
+name; writing over another file's document is a conflict unless `replace`. Embedding runs in full model
+batches across documents, outside any lock or transaction; each document is then written in its own
+transaction as soon as its vectors exist, so a kill at any point leaves whole documents only, and a re-run
 (unchanged ones skipped by content hash, vectors already made found in the embedding cache) finishes the job.
 """
 
@@ -18,6 +18,7 @@ from agentkb.errors import DomainError
 from agentkb.models.domain import Document, KnowledgeBase
 from agentkb.services.chunking import TextChunk, chunk_markdown, content_hash
 from agentkb.services.extract import ExtractedText
+from agentkb.services.file_identity import FileIdentities, Target, find_identities, resolve_target
 from agentkb.services.ingest import DocumentInput, IngestDeps, unchanged, write_prepared
 from agentkb.services.tag_filters import validate_document_tags
 
@@ -65,6 +66,7 @@ class IngestSummary:
     skipped: list[dict[str, str]] = field(default_factory=list)
     failed: list[dict[str, str]] = field(default_factory=list)
     documents: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[dict[str, str]] = field(default_factory=list)
 
     def record(self, document: Document, outcome: str) -> None:
         setattr(self, outcome, getattr(self, outcome) + 1)
@@ -76,7 +78,8 @@ class IngestSummary:
     def as_json(self) -> dict[str, Any]:
         return {"knowledgeBaseId": self.knowledge_base_id, "created": self.created, "updated": self.updated,
                 "unchanged": self.unchanged, "removed": self.removed, "conflicts": self.conflicts,
-                "skipped": self.skipped, "failed": self.failed, "chunks": self.chunks, "documents": self.documents}
+                "skipped": self.skipped, "failed": self.failed, "chunks": self.chunks, "warnings": self.warnings,
+                "documents": self.documents}
 
 
 @dataclass
@@ -87,7 +90,7 @@ class _Work:
 
 
 def _plan(deps: IngestDeps, kb: KnowledgeBase, source: SourceDocument, replace: bool,
-          summary: IngestSummary) -> _Work | None:
+          summary: IngestSummary, known: FileIdentities) -> _Work | None:
     """Decide one document: conflict, unchanged, or work to embed and write."""
     text = source.extracted.text
     try:
@@ -95,21 +98,21 @@ def _plan(deps: IngestDeps, kb: KnowledgeBase, source: SourceDocument, replace: 
     except DomainError as exc:
         summary.failed.append({"path": source.source_path, "name": source.name, "error": _reason(exc)})
         return None
-    previous = deps.catalog.find_document_by_name(kb.id, source.name)
-    if previous is not None and previous.source_path != source.source_path and not replace:
-        summary.conflicts.append({"path": source.source_path, "name": source.name, "documentId": previous.id,
-                                  "existingSourcePath": previous.source_path or "(written through the API)"})
+    target = resolve_target(deps.catalog, kb.id, source.source_path, source.name, replace, known)
+    if not isinstance(target, Target):
+        summary.conflicts.append(target)
         return None
-    doc = DocumentInput(source.name, text, tags, source_path=source.source_path)
-    if unchanged(previous, doc, content_hash(text)):
-        summary.record(previous, "unchanged")  # type: ignore[arg-type]
+    name = target.name
+    doc = DocumentInput(name, text, tags, source_path=source.source_path)
+    if unchanged(target.previous, doc, content_hash(text)):
+        summary.record(target.previous, "unchanged")  # type: ignore[arg-type]
         return None
     pieces = chunk_markdown(text, deps.tokenizer, deps.chunk_tokens, deps.overlap_tokens)  # as prepare() chunks it
     if not pieces:
         summary.skipped.append({"path": source.source_path, "reason": "no text"})
         return None
     pages = source.extracted.chunk_pages([p.content for p in pieces])
-    return _Work(source, DocumentInput(source.name, text, tags, source_path=source.source_path, pages=pages), pieces)
+    return _Work(source, DocumentInput(name, text, tags, source_path=source.source_path, pages=pages), pieces)
 
 
 def _reason(exc: DomainError) -> str:
@@ -192,7 +195,9 @@ def ingest_documents(deps: IngestDeps, kb: KnowledgeBase, sources: Sequence[Sour
                      summary: IngestSummary, progress: Progress | None = None) -> IngestSummary:
     """Plan every document, then embed and write the changed ones; the summary counts what happened."""
     progress = progress or NoProgress()
-    work = [w for w in (_plan(deps, kb, s, replace, summary) for s in sources) if w is not None]
+    known = find_identities(deps.catalog, kb.id, {s.source_path: s.name for s in sources})
+    summary.warnings.extend(known.warnings)
+    work = [w for w in (_plan(deps, kb, s, replace, summary, known) for s in sources) if w is not None]
     progress.start(sum(len(w.pieces) for w in work))
     pipeline = _Pipeline(deps, kb, progress, summary)
     try:

@@ -70,7 +70,7 @@ def test_deleting_and_replacing_documents_and_kbs_releases_exactly_the_unused_ve
     assert ingest(cli, "docs", "--prune", str(src))["removed"] == 1
     assert set(cached(data_dir)) == referenced(data_dir) and len(cached(data_dir)) == 2
     # A deleted KB releases what only it held
-    cli("kb", "delete", "docs", "--workspace", "w")
+    cli("kb", "delete", "docs", "--workspace", "w", "--yes")
     assert set(cached(data_dir)) == referenced(data_dir) and len(cached(data_dir)) == 1
     # And the same text ingested again still hits the cache (its row is the one written first, not a new one)
     before = cached(data_dir)

@@ -12,7 +12,7 @@ Items (catalog table, string pk/sk):
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,6 +23,7 @@ from agentkb.errors import Conflict
 from agentkb.models.domain import Document, EmbeddingProfile, KnowledgeBase, TagDefinition
 
 STORE = "catalog"
+FILTER_VALUES = 100  # DynamoDB's limit on the operands of IN
 
 
 def _kb(item: dict[str, Any]) -> KnowledgeBase:
@@ -124,6 +125,22 @@ class DynamoDbCatalog(DocumentItems):
     def find_document_by_name(self, kb_id: str, name: str) -> Document | None:
         pointer = self._get(f"KB#{kb_id}", f"DOCNAME#{name}")
         return self.get_document(kb_id, get_s(pointer, "document_id") or "") if pointer else None
+
+    def find_documents_by_source_path(self, kb_id: str, source_paths: Collection[str]) -> list[Document]:
+        """One Query of the KB's records (no index holds source paths), filtered by DynamoDB when few are asked."""
+        paths = set(source_paths)
+        if not paths:
+            return []
+        kwargs: dict[str, Any] = {
+            "TableName": self.table, "ConsistentRead": True,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :doc)",
+            "ExpressionAttributeValues": {":pk": s(f"KB#{kb_id}"), ":doc": s("DOC#")}}
+        if len(paths) <= FILTER_VALUES:
+            names = {f":p{i}": s(p) for i, p in enumerate(sorted(paths))}
+            kwargs["FilterExpression"] = f"source_path IN ({', '.join(names)})"
+            kwargs["ExpressionAttributeValues"].update(names)
+        found = [document_from_item(i) for i in query_all(self.client, STORE, **kwargs)]
+        return sorted((d for d in found if d.source_path in paths), key=lambda d: (d.created_at, d.id))
 
     def put_document(self, document: Document) -> None:
         """Commit a document record (after its chunks were indexed) and bump the KB's index version."""

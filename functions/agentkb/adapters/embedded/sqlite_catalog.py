@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Collection
 
 from agentkb.adapters.embedded.sqlite_db import Database, register_schema
 from agentkb.errors import Conflict
@@ -13,6 +14,13 @@ from agentkb.paging import decode_cursor, encode_cursor, is_string_pair
 _TAG_COLUMNS = ", ".join(
     [f"text{i} TEXT" for i in range(1, 8)] + [f"number{i} REAL" for i in range(1, 6)]
     + [f"date{i} TEXT" for i in range(1, 3)] + [f"boolean{i} INTEGER" for i in range(1, 4)])
+
+
+def _index_source_paths(db: Database) -> None:
+    """Bulk ingest finds a file's document by its source path; after the columns, so older files have it."""
+    db.connection().execute(
+        "CREATE INDEX IF NOT EXISTS documents_source_path ON documents (knowledge_base_id, source_path)")
+
 
 register_schema("knowledge", f"""
 CREATE TABLE IF NOT EXISTS workspaces (
@@ -37,7 +45,10 @@ CREATE INDEX IF NOT EXISTS chunks_document ON chunks (document_id);
     # issue 16: where a document came from, its indexing status and its text (GET document shows it)
     "documents": ("source_path TEXT", "status TEXT NOT NULL DEFAULT 'ready'", "error TEXT", "content TEXT"),
     "chunks": ("pages TEXT", "context TEXT NOT NULL DEFAULT ''"),  # context: issue 17 (title, headings)
-})
+}, migrate=_index_source_paths)
+
+
+_SQL_VARIABLES = 500  # per IN (...) list: well below SQLite's limit of host parameters
 
 
 # Every document column but its text: registry reads stay small however big the documents are.
@@ -117,6 +128,16 @@ class SqliteCatalog:
             f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE knowledge_base_id = ? AND name = ?",
             (kb_id, name)).fetchone()
         return document_from_row(row) if row else None
+
+    def find_documents_by_source_path(self, kb_id: str, source_paths: Collection[str]) -> list[Document]:
+        paths = sorted(set(source_paths))
+        found: list[Document] = []
+        for start in range(0, len(paths), _SQL_VARIABLES):
+            batch = paths[start:start + _SQL_VARIABLES]
+            found.extend(document_from_row(r) for r in self.db.connection().execute(
+                f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE knowledge_base_id = ? AND source_path IN"
+                f" ({', '.join('?' * len(batch))})", (kb_id, *batch)))
+        return sorted(found, key=lambda d: (d.created_at, d.id))
 
     def list_documents(self, kb_id: str, limit: int, cursor: str | None = None) -> tuple[list[Document], str | None]:
         """A page of the KB's documents by name; the cursor holds the last (name, id) shown."""
