@@ -69,6 +69,20 @@ def test_another_principal_cannot_overwrite_a_personal_memory(ports: EnginePorts
     assert write(p1, {**PLAN, "body": "P1 moved the cutover to Monday."})[1]["supersedes"] == mine["memory_id"]
 
 
+def test_the_spoof_through_the_local_gateway_is_refused(ports: EnginePorts) -> None:
+    from agentkb.local.server import dispatch, to_rest_event
+
+    # The red team's request as `agentkb serve` turns it into an event (its HTTP server is tests/e2e's concern)
+    p1, p2 = keys(ports)
+    assert write(p1, PLAN)[0] == 201
+    before = personal_view(p1)
+    event = to_rest_event("POST", "/v1/memories", {"content-type": "application/json", "x-api-key": p2},
+                          json.dumps({**SPOOF, "owner_id": "p1"}).encode())
+    answer = dispatch(event)
+    assert_refused(answer["statusCode"], body_of(answer))
+    assert personal_view(p1) == before
+
+
 def test_a_refused_write_says_nothing_of_another_principals_names(ports: EnginePorts) -> None:
     p1, p2 = keys(ports)
     assert write(p1, PLAN)[0] == 201
