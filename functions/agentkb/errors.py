@@ -48,6 +48,13 @@ class InsufficientScope(Forbidden):
                                                                                   "requiredScope": scope})
 
 
+class NotOwner(Forbidden):
+    """A write that names another principal as a memory's owner: a principal writes only as itself."""
+
+    def __init__(self, message: str = "A principal writes only its own memories", *, path: str = "owner_id"):
+        super().__init__(message, details={"code": "OWNER_MISMATCH", "path": path})
+
+
 class NotFound(DomainError):
     code, http_status, default_message = "NOT_FOUND", 404, "Not found"
 

@@ -17,7 +17,15 @@ from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
 from agentkb.services import ingest
 from agentkb.services.tag_filters import assign_slots
 from tests.helpers import ROOT, body_of, invoke, mint, rest_event
-from tests.reliability.make_events import GRAPH_WRITE, MEMORY, SEED_IDEMPOTENCY, SNAPSHOT_BODY, WS
+from tests.reliability.make_events import (
+    DIRECT_REQ,
+    GRAPH_WRITE,
+    MEMORY,
+    SEED_IDEMPOTENCY,
+    SNAPSHOT_BODY,
+    WS,
+    direct,
+)
 from tests.upstream import OursAndUpstream, ours_and_upstream
 
 EVENTS = ROOT / "events"
@@ -76,6 +84,9 @@ def seed(container: Any, *, snapshot: bool = False, ws1_kb: bool = False) -> dic
     recalled = replay(rest_event("POST", "/ob1/recall", ob1_recall, key=rw))
     assert recalled["statusCode"] == 200, body_of(recalled)
     values["__OB1_REQUEST__"] = body_of(recalled)["request_id"]
+    recalled = replay(direct("ob1Recall", ob1_recall))  # the direct principal's own trace, for its trace events
+    assert recalled["statusCode"] == 200, body_of(recalled)
+    values[DIRECT_REQ] = body_of(recalled)["request_id"]
     if snapshot:
         built = replay(rest_event("POST", "/v1/snapshots", SNAPSHOT_BODY, key=rw))
         assert built["statusCode"] == 201, body_of(built)

@@ -24,6 +24,7 @@ DOC = "__DOC_ID__"  # the seeded reset.md document (ids are random uuid4s)
 RUN, ATTEMPT = "3b7f0c2e-1d4a-4c5b-9e6f-7a8b9c0d1e2f", "5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e8f"
 SEED_IDEMPOTENCY = "reliability-seed-1"
 MID, REQ = "__MEMORY_ID__", "__OB1_REQUEST__"  # the seeded memory and the seeded OB1 recall (tests/reliability/corpus)
+DIRECT_REQ = "__OB1_DIRECT_REQUEST__"  # the seeded OB1 recall of the direct principal: a trace is its recaller's alone
 ERROR = "error.schema.json"
 
 KB_BODY = {"workspaceId": WS, "name": "runbooks-reliability",
@@ -350,7 +351,8 @@ def ob1_cases() -> list[Case]:
                                         headers=brain), status, schema),
                   (f"{name}_v2", v2(method, path, resource, body, key=None, query={**(query or {}), "key": RW},
                                     params=params), status, schema),
-                  (f"{name}_direct", direct(op, body, params=params, query=query), status, schema)]
+                  (f"{name}_direct", direct(op, body, params={"request_id": DIRECT_REQ} if params is rp else params,
+                                            query=query), status, schema)]
     return cases + [
         ("ob1_health_missing_key", rest("GET", "/ob1/health", "/ob1/health", key=None), 401, ERROR),
         ("ob1_recall_bad_request", rest("POST", "/ob1/recall", "/ob1/recall", {**recall, "query": ""}, key=None,

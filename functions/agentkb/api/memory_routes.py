@@ -7,7 +7,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from agentkb.api.context import current_principal
-from agentkb.api.responses import ERRORS, json_response, ok
+from agentkb.api.responses import ERRORS, NOT_OWNER, json_response, ok
 from agentkb.composition import Ports, get_ports
 from agentkb.models.memory import MemoryGetResponse, MemoryListResponse, MemoryWriteRequest, MemoryWriteResponse
 from agentkb.models.memory_detail import MemoryListQuery
@@ -28,7 +28,7 @@ def memory_deps(ports: Annotated[Ports, Depends(get_ports)]) -> MemoryDeps:
                         200: ok(MemoryWriteResponse, "Idempotent replay or unchanged rewrite: nothing new stored"),
                         409: ERRORS[400] | {"description": "Idempotency key reused with a different body"},
                         422: ERRORS[400] | {"description": "Refused by the secrets firewall (nothing stored)"},
-                        **ERRORS})
+                        **ERRORS, 403: NOT_OWNER})
 def write_memory_route(request: Annotated[MemoryWriteRequest, Body()],
                        deps: Annotated[MemoryDeps, Depends(memory_deps)]) -> Response[Any]:
     outcome = write_memory(request, current_principal(), deps)

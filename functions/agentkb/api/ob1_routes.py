@@ -11,7 +11,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from agentkb.api.context import add_response_header, current_principal
-from agentkb.api.responses import ERRORS, json_response, ok
+from agentkb.api.responses import ERRORS, NOT_OWNER, json_response, ok
 from agentkb.composition import Ports, get_ports
 from agentkb.models.ob1 import (
     Ob1ListFilter,
@@ -139,7 +139,7 @@ def get_route(memory_id: Annotated[str, Path()], ports: PortsDep, workspace_id: 
 
 @router.patch("/ob1/memories/<memory_id>/review", operation_id="ob1ReviewMemory",
               summary="OB1: confirm, edit, reject, restrict, stale, dispute or supersede",
-              responses={200: ok(Ob1MemoryAnswer, "The memory after the action"), **ERRORS})
+              responses={200: ok(Ob1MemoryAnswer, "The memory after the action"), **ERRORS, 403: NOT_OWNER})
 def review_route(memory_id: Annotated[str, Path()], request: Annotated[Ob1ReviewRequest, Body()],
                  deps: ReviewDep) -> Response[Any]:
     return json_response(200, review(memory_id, request, current_principal(), deps))

@@ -30,6 +30,9 @@ ERRORS: dict[int, dict[str, Any]] = {
     500: _error("Internal error"),
     503: _error("A dependency is unavailable (Retry-After)"),
 }
+# The writes that name an owner: a principal writes only its own memories (services/memory.py memory_owner).
+NOT_OWNER = _error("Insufficient scope, or another principal named as the memory's owner (details.code "
+                   "INSUFFICIENT_SCOPE or OWNER_MISMATCH)")
 
 
 def json_response(status: int, body: dict[str, Any]) -> Response[Any]:

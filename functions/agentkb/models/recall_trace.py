@@ -26,12 +26,16 @@ class TraceItem:
 class RecallTrace:
     request_id: str
     workspace_id: str
-    principal_id: str
+    principal_id: str | None  # who recalled: the trace and its usage are theirs alone (None: stored without it)
     created_at: float
     request: Mapping[str, Any]  # the validated request, as received
     policy: Mapping[str, Any]  # the eligibility and limits the recall applied
     items: tuple[TraceItem, ...]
     usage_reported_at: float | None = None
+
+    def recalled_by(self, principal_id: str) -> bool:
+        """Whether this principal made the recall; a trace that names no principal is nobody's."""
+        return self.principal_id is not None and self.principal_id == principal_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +54,7 @@ def encode_trace(trace: RecallTrace) -> str:
 def decode_trace(text: str) -> RecallTrace:
     raw: dict[str, Any] = json.loads(text)
     items = tuple(TraceItem(**item) for item in raw.pop("items"))
+    raw.setdefault("principal_id", None)  # a trace without it reads as nobody's (no one can read or report on it)
     return RecallTrace(**raw, items=items)
 
 

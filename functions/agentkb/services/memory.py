@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from agentkb.errors import BadRequest, Conflict, DependencyError, NotFound, ServiceUnavailable
+from agentkb.errors import BadRequest, Conflict, DependencyError, NotFound, NotOwner, ServiceUnavailable
 from agentkb.models.domain import Principal
 from agentkb.models.graph import canonical_json
 from agentkb.models.memory import IdempotencyRecord, MemoryRecord, MemoryWriteRequest, parse_timestamp
@@ -55,6 +55,15 @@ def _check_relations(request: MemoryWriteRequest, names: set[str]) -> None:
         raise BadRequest("Relations must join entities named in `entities`", details=issues[:20])
 
 
+def memory_owner(visibility: str, requested: str | None, principal_id: str) -> str | None:
+    """The owner a write stores. A principal writes only as itself: `owner_id` naming anyone else is refused on
+    every visibility (403, nothing stored, and nothing said about that principal's names); a personal memory is
+    the caller's, a shared one records the caller only when the request says so (its owner grants nothing)."""
+    if requested is not None and requested != principal_id:
+        raise NotOwner()
+    return principal_id if visibility == "personal" else requested
+
+
 def memory_text(request: MemoryWriteRequest) -> str:
     """What a memory's vector is made of."""
     return "\n".join(part for part in (request.name, request.description or "", request.body) if part)
@@ -65,12 +74,12 @@ def write_memory(request: MemoryWriteRequest, principal: Principal, deps: Memory
     ws = request.workspace_id
     if not principal.can_reach(ws):
         raise NotFound("Workspace not found")
+    owner = memory_owner(request.visibility, request.owner_id, principal.id)
     payload = request.model_dump(mode="json", by_alias=True, exclude_none=True)
     enforce_firewall(payload)
     _check_audience(request)
     named = request.entities.named() if request.entities else []
     _check_relations(request, {name for _, name in named})
-    owner = request.owner_id or (principal.id if request.visibility == "personal" else None)
     payload.pop("idempotency_key", None)
     request_hash = hashlib.sha256(canonical_json({**payload, "owner_id": owner}).encode()).hexdigest()
     idempotency = None

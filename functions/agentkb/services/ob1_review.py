@@ -12,11 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agentkb.errors import BadRequest, DependencyError, NotFound, ServiceUnavailable
+from agentkb.errors import BadRequest, DependencyError, NotFound, NotOwner, ServiceUnavailable
 from agentkb.models.digits import ascii_int
 from agentkb.models.domain import Principal
 from agentkb.models.memory_detail import MemoryChange, MemoryDetail, MemoryListQuery
 from agentkb.models.ob1 import Ob1ListFilter, Ob1ReviewRequest, Ob1UsageReport
+from agentkb.models.recall_trace import RecallTrace
 from agentkb.ports import Embedder, MemoryStore, RecallTraceStore
 from agentkb.services.ob1_firewall import enforce_writeback_firewall
 from agentkb.services.ob1_memory import (
@@ -109,8 +110,8 @@ def review(raw_id: str, request: Ob1ReviewRequest, principal: Principal, deps: R
              "after": {**{k: after.get(k) for k in AUDITED[:-1]}, "visibility": visibility}}
     after["review_history"] = [*current.get("review_history", []), entry]
     confirmed, stale = facets_of(stored_state(after))
-    owner = before.owner_id or principal.id if visibility == "personal" else None  # a personal memory has an owner
-    change = MemoryChange(confirmed=confirmed, stale=stale, visibility=visibility, owner_id=owner, extra=after,
+    change = MemoryChange(confirmed=confirmed, stale=stale, visibility=visibility,
+                          owner_id=_owner_after(before, visibility, principal), extra=after,
                           labels=labels_of(after, before.type))
     if action == "edit":
         change = _edited(change, before, request, deps)
@@ -118,6 +119,17 @@ def review(raw_id: str, request: Ob1ReviewRequest, principal: Principal, deps: R
     if updated is None:
         raise NotFound("Memory not found")
     return {"memory": inspect_memory(updated)}
+
+
+def _owner_after(before: MemoryDetail, visibility: str, principal: Principal) -> str | None:
+    """The owner a review leaves (None: unchanged). A shared memory restricted to personal becomes the reviewer's
+    own: one its writer recorded as theirs is refused to anyone else, since it would land in (and, by a 409, probe)
+    that principal's namespace. A personal memory reaches only its owner, so its owner stays."""
+    if visibility != "personal" or before.visibility == "personal":
+        return None
+    if before.owner_id is not None and before.owner_id != principal.id:
+        raise NotOwner("Only the memory's writer may restrict it to personal", path="visibility")
+    return principal.id
 
 
 def _restricted_to(before: MemoryDetail, request: Ob1ReviewRequest) -> str:
@@ -152,11 +164,18 @@ def _edited(change: MemoryChange, before: MemoryDetail, request: Ob1ReviewReques
     return replace(change, description=description, body=body, embedding=vector, updated_at=deps.clock())
 
 
+def _own_trace(request_id: str, principal: Principal, deps: ReviewDeps) -> RecallTrace:
+    """The caller's own recall trace. Anyone else's, and one stored without its principal, is a missing one: the
+    same 404, so a trace id says nothing to another principal (its query, its personal memories, their scores)."""
+    trace = deps.traces.get(request_id)
+    if trace is None or not trace.recalled_by(principal.id) or not principal.can_reach(trace.workspace_id):
+        raise NotFound("Recall trace not found")
+    return trace
+
+
 def report_usage(request_id: str, report: Ob1UsageReport, principal: Principal, deps: ReviewDeps) -> dict[str, Any]:
     """Mark a recall's memories used / ignored (only memories that recall returned count)."""
-    trace = deps.traces.get(request_id)
-    if trace is None or not principal.can_reach(trace.workspace_id):
-        raise NotFound("Recall trace not found")
+    _own_trace(request_id, principal, deps)
     used = [n for n in map(ascii_int, report.used_memory_ids) if n is not None]
     ignored = {n: i.reason for i in report.ignored if (n := ascii_int(i.memory_id)) is not None}
     updated = deps.traces.record_usage(request_id, used, ignored, deps.clock())
@@ -167,9 +186,7 @@ def report_usage(request_id: str, report: Ob1UsageReport, principal: Principal, 
 
 def get_trace(request_id: str, principal: Principal, deps: ReviewDeps) -> dict[str, Any]:
     """What a recall scored, returned and how it was used; the memories as they are now (null once forgotten)."""
-    trace = deps.traces.get(request_id)
-    if trace is None or not principal.can_reach(trace.workspace_id):
-        raise NotFound("Recall trace not found")
+    trace = _own_trace(request_id, principal, deps)
     request = dict(trace.request)
     items = []
     current = deps.store.get_many(trace.workspace_id, [i.memory_id for i in trace.items], principal.id)
