@@ -17,9 +17,17 @@ from agentkb.api import context
 from agentkb.api.gate import check_request, rate_headers
 from agentkb.api.observability import count_response, logger
 from agentkb.api.resolver_state import HttpResolver, RestResolver
-from agentkb.api.routes_table import BY_OPERATION, match_route
+from agentkb.api.routes_table import BY_OPERATION, allowed_methods, match_route
 from agentkb.composition import Ports, get_ports
-from agentkb.errors import BadRequest, DependencyError, DomainError, NotFound, dependency_failure, error_envelope
+from agentkb.errors import (
+    BadRequest,
+    DependencyError,
+    DomainError,
+    MethodNotAllowed,
+    NotFound,
+    dependency_failure,
+    error_envelope,
+)
 from agentkb.models.domain import Principal
 
 JSON = "application/json"
@@ -152,7 +160,8 @@ class FunctionApp:
         decision = None
         try:
             if found is None:
-                raise NotFound("Route not found")
+                allowed = allowed_methods(path)
+                raise MethodNotAllowed(allowed) if allowed else NotFound("Route not found")
             principal, decision = check_request(event, found[0], self.ports(), direct)
         except DomainError as exc:
             return self._finish(self._error(exc, is_v2), decision, is_v2)
