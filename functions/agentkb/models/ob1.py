@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from agentkb.models.base import Model
-from agentkb.models.bounds import MAX_OPEN_KINDS
+from agentkb.models.bounds import MAX_OPEN_KINDS, WorkspaceId
 
 RECALL_VERSIONS = ("openbrain.agent_memory.recall.v1", "openbrain.openclaw.recall.v1")
 WRITEBACK_VERSIONS = ("openbrain.agent_memory.writeback.v1", "openbrain.openclaw.writeback.v1")
@@ -68,7 +68,7 @@ class Ob1RecallRequest(_Lenient):
     model_config = ConfigDict(title="OB1 recall request", extra="ignore", strict=True)
 
     schema_version: Literal["openbrain.agent_memory.recall.v1", "openbrain.openclaw.recall.v1"]
-    workspace_id: Annotated[StrictStr, Field(min_length=1, max_length=128)]
+    workspace_id: WorkspaceId
     project_id: Short | None = None
     task_id: Short | None = None
     flow_id: Short | None = None
@@ -137,7 +137,7 @@ class Ob1WritebackRequest(_Lenient):
     model_config = ConfigDict(title="OB1 write-back request", extra="ignore", strict=True)
 
     schema_version: Literal["openbrain.agent_memory.writeback.v1", "openbrain.openclaw.writeback.v1"]
-    workspace_id: Annotated[StrictStr, Field(min_length=1, max_length=128)]
+    workspace_id: WorkspaceId
     project_id: Short | None = None
     task_id: Short | None = None
     flow_id: Short | None = None
@@ -159,7 +159,7 @@ class Ob1ListFilter(_Lenient):
 
     model_config = ConfigDict(title="OB1 memory list filters", extra="ignore", strict=True)
 
-    workspace_id: Annotated[StrictStr, Field(min_length=1, max_length=128)]
+    workspace_id: WorkspaceId
     project_id: Short | None = None
     review_status: Short | None = None
     lifecycle_status: Short | None = None
