@@ -128,7 +128,7 @@ class GatewayHandler(BaseHTTPRequestHandler):
         length = declared_length(self.headers)
         if length > limit:
             self._discard(length)
-            self.close_connection = self.unread = True
+            self.close_connection, self.unread = True, length > DRAIN_LIMIT  # past the drain: bytes remain
             return b"", headers
         return (read_exact(self.rfile, length) if length else b""), headers
 
