@@ -59,6 +59,15 @@ class NotFound(DomainError):
     code, http_status, default_message = "NOT_FOUND", 404, "Not found"
 
 
+class MethodNotAllowed(DomainError):
+    """A known path asked with a method it does not serve; `Allow` names the ones it does."""
+
+    code, http_status, default_message = "METHOD_NOT_ALLOWED", 405, "This path does not support the method"
+
+    def __init__(self, allowed: list[str]):
+        super().__init__(details={"allowed": allowed}, headers={"Allow": ", ".join(allowed)})
+
+
 class Conflict(DomainError):
     code, http_status, default_message = "CONFLICT", 409, "The request conflicts with current resource state"
 

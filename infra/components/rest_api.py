@@ -1,4 +1,5 @@
-"""The REST API: routes -> functions, stage + method throttles, usage plans, error-envelope gateway responses."""
+"""The REST API: routes -> functions, 405 for other methods, stage + method throttles, usage plans, error-envelope
+gateway responses."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from infra import constants as c
+from infra.components.method_not_allowed import add_method_not_allowed
 from infra.config import DeploymentConfig
 from infra.nag import acknowledge, checkov_skip
 
@@ -97,6 +99,7 @@ class ServiceApi(Construct):
             "Validator", validate_request_body=True, validate_request_parameters=True
         )
         self._routes(config, functions)
+        self.method_not_allowed = add_method_not_allowed(self.api)
         self._gateway_responses()
         self._usage_plans(config)
         acknowledge(self.api, "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"

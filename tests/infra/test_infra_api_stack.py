@@ -205,7 +205,26 @@ def test_routes_are_wired_to_their_functions(synthesized):
         assert cfn["Properties"].get("ApiKeyRequired", False) is False  # app authenticates X-API-Key itself
         wired[(verb, path)] = function_name
     assert wired == {(v, p): f for v, p, f, _ in c.ROUTES}
-    synthesized.api.resource_count_is("AWS::ApiGateway::Method", len(c.ROUTES))
+    paths = {p for _, p, _, _ in c.ROUTES}  # and one ANY per path: its 405 (test_other_methods_answer_405)
+    synthesized.api.resource_count_is("AWS::ApiGateway::Method", len(c.ROUTES) + len(paths))
+
+
+def test_other_methods_of_a_routed_path_answer_the_functions_405(synthesized):
+    from agentkb.errors import MethodNotAllowed
+
+    answered = {}
+    for method in synthesized.api_stack.service_api.method_not_allowed:
+        cfn = synthesized.api_json["Resources"][synthesized.api_stack.get_logical_id(method.node.default_child)]
+        props = cfn["Properties"]
+        assert props["HttpMethod"] == "ANY" and props["Integration"]["Type"] == "MOCK"
+        assert props.get("ApiKeyRequired", False) is False and props["AuthorizationType"] == "NONE"
+        (response,) = props["Integration"]["IntegrationResponses"]
+        allowed = sorted(v for v, p, _, _ in c.ROUTES if p == method.resource.path)
+        assert response["StatusCode"] == "405"
+        assert json.loads(response["ResponseTemplates"]["application/json"]) == MethodNotAllowed(allowed).envelope()
+        assert response["ResponseParameters"]["method.response.header.Allow"] == f"'{', '.join(allowed)}'"
+        answered[method.resource.path] = allowed
+    assert set(answered) == {p for _, p, _, _ in c.ROUTES}
 
 
 def test_stage_and_method_throttles_tracing_and_json_access_logs(synthesized):

@@ -14,12 +14,20 @@ from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver, 
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from agentkb.api import context
-from agentkb.api.gate import check_request, rate_headers
+from agentkb.api.gate import check_depth, check_request, rate_headers
 from agentkb.api.observability import count_response, logger
 from agentkb.api.resolver_state import HttpResolver, RestResolver
-from agentkb.api.routes_table import BY_OPERATION, match_route
+from agentkb.api.routes_table import BY_OPERATION, allowed_methods, match_route
 from agentkb.composition import Ports, get_ports
-from agentkb.errors import BadRequest, DependencyError, DomainError, NotFound, dependency_failure, error_envelope
+from agentkb.errors import (
+    BadRequest,
+    DependencyError,
+    DomainError,
+    MethodNotAllowed,
+    NotFound,
+    dependency_failure,
+    error_envelope,
+)
 from agentkb.models.domain import Principal
 
 JSON = "application/json"
@@ -152,7 +160,8 @@ class FunctionApp:
         decision = None
         try:
             if found is None:
-                raise NotFound("Route not found")
+                allowed = allowed_methods(path)
+                raise MethodNotAllowed(allowed) if allowed else NotFound("Route not found")
             principal, decision = check_request(event, found[0], self.ports(), direct)
         except DomainError as exc:
             return self._finish(self._error(exc, is_v2), decision, is_v2)
@@ -193,6 +202,10 @@ class FunctionApp:
         if route is None or route.function != self.name:
             err = BadRequest("Unknown operation for this function", details=[{"path": "operation",
                                                                               "message": "unknown operation"}])
+            return {"statusCode": 400, "body": err.envelope()}
+        try:
+            check_depth(event.get("body"))
+        except BadRequest as err:  # json.dumps of a ~1,000-level body would fail with a RecursionError
             return {"statusCode": 400, "body": err.envelope()}
         principal = _direct_principal(event.get("principal"))
         path = route.path

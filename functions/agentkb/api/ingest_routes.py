@@ -10,6 +10,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from agentkb.api.context import current_principal
 from agentkb.api.responses import ERRORS, json_model_response, ok
 from agentkb.composition import Ports, get_ports
+from agentkb.models.bounds import MAX_WORKSPACE_ID
 from agentkb.models.domain import KnowledgeBase
 from agentkb.models.ingest import (
     AddDocumentRequest,
@@ -28,7 +29,7 @@ from agentkb.services.background_ingest import submit_document
 from agentkb.services.ingest import IngestDeps
 
 router = Router()
-WorkspaceQuery = Annotated[str, Query(alias="workspaceId", min_length=1, max_length=128)]
+WorkspaceQuery = Annotated[str, Query(alias="workspaceId", min_length=1, max_length=MAX_WORKSPACE_ID)]
 
 
 def ingest_deps(ports: Annotated[Ports, Depends(get_ports)]) -> IngestDeps:

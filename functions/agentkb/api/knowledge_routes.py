@@ -9,6 +9,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from agentkb.api.context import current_principal
 from agentkb.api.responses import ERRORS, json_model_response, ok
 from agentkb.composition import Ports, get_ports
+from agentkb.models.bounds import MAX_WORKSPACE_ID
 from agentkb.models.domain import Document, KnowledgeBase
 from agentkb.models.ingest import (
     DocumentDetailOut,
@@ -25,7 +26,7 @@ from agentkb.services import knowledge_admin
 from agentkb.services.ingest import get_knowledge_base
 
 router = Router()
-WorkspaceQuery = Annotated[str, Query(alias="workspaceId", min_length=1, max_length=128)]
+WorkspaceQuery = Annotated[str, Query(alias="workspaceId", min_length=1, max_length=MAX_WORKSPACE_ID)]
 LimitQuery = Annotated[int, Query(alias="limit", ge=1, le=PAGE_MAX)]
 CursorQuery = Annotated[str | None, Query(alias="cursor", min_length=1, max_length=2048, pattern=CURSOR_PATTERN,
                                            description=CURSOR_DESCRIPTION)]

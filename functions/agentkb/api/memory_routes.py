@@ -9,6 +9,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from agentkb.api.context import current_principal
 from agentkb.api.responses import ERRORS, NOT_OWNER, json_response, ok
 from agentkb.composition import Ports, get_ports
+from agentkb.models.bounds import MAX_WORKSPACE_ID
 from agentkb.models.memory import MemoryGetResponse, MemoryListResponse, MemoryWriteRequest, MemoryWriteResponse
 from agentkb.models.memory_detail import MemoryListQuery
 from agentkb.paging import CURSOR_DESCRIPTION, CURSOR_PATTERN
@@ -35,7 +36,7 @@ def write_memory_route(request: Annotated[MemoryWriteRequest, Body()],
     return json_response(outcome.status, outcome.body)
 
 
-Workspace = Annotated[str, Query(min_length=1, max_length=128)]
+Workspace = Annotated[str, Query(min_length=1, max_length=MAX_WORKSPACE_ID)]
 Cursor = Annotated[str | None, Query(max_length=256, pattern=CURSOR_PATTERN, description=CURSOR_DESCRIPTION)]
 
 

@@ -13,6 +13,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from agentkb.api.context import add_response_header, current_principal
 from agentkb.api.responses import ERRORS, NOT_OWNER, json_response, ok
 from agentkb.composition import Ports, get_ports
+from agentkb.models.bounds import MAX_WORKSPACE_ID
 from agentkb.models.ob1 import (
     Ob1ListFilter,
     Ob1RecallRequest,
@@ -56,9 +57,9 @@ def writeback_deps(ports: PortsDep) -> WritebackDeps:
 
 
 ReviewDep = Annotated[ReviewDeps, Depends(review_deps)]
-WorkspaceQuery = Annotated[str | None, Query(max_length=128)]
+WorkspaceQuery = Annotated[str | None, Query(max_length=MAX_WORKSPACE_ID)]
 # OB1's server answers 400 without a workspace_id on its two list routes; an empty value counts as none (the gate)
-RequiredWorkspace = Annotated[str, Query(min_length=1, max_length=128)]
+RequiredWorkspace = Annotated[str, Query(min_length=1, max_length=MAX_WORKSPACE_ID)]
 Filter = Annotated[str | None, Query(max_length=512, description="An empty value is no filter, as on OB1's server")]
 Limit = Annotated[int, Query(description="Clamped to 1..200, as on OB1's server")]
 

@@ -76,3 +76,8 @@ def match_route(method: str, path: str) -> tuple[RouteSpec, dict[str, str]] | No
             if found:
                 return route, found.groupdict()
     return None
+
+
+def allowed_methods(path: str) -> list[str]:
+    """The methods some route serves at `path` (empty for an unknown path): a 405's `Allow` header."""
+    return sorted({route.method for route in ROUTES if route.pattern.match(path)})

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import ConfigDict, Field, FiniteFloat, StrictBool, StrictInt, StrictStr, field_validator
 
 from agentkb.models.base import Model
+from agentkb.models.bounds import MAX_ID, MAX_TIMESTAMP
 
 # The store's records and the text rules live in their own modules; re-exported here, where callers look first.
 from agentkb.models.graph_records import (
@@ -67,8 +68,9 @@ TRUST_LEVELS: tuple[str, ...] = get_args(Trust)
 CONFIDENCE_LEVELS: tuple[str, ...] = get_args(Confidence)
 
 Sha256Hex = Annotated[str, Field(pattern=r"^[a-f0-9]{64}$")]
-GraphId = Annotated[str, Field(min_length=1, max_length=256)]
-Scalar = StrictBool | StrictInt | FiniteFloat | StrictStr | None
+GraphId = Annotated[str, Field(min_length=1, max_length=MAX_ID)]
+MAX_ATTRIBUTE_TEXT = 8192  # an attribute's text (a signature, a summary): above what extractors emit
+Scalar = StrictBool | StrictInt | FiniteFloat | Annotated[StrictStr, Field(max_length=MAX_ATTRIBUTE_TEXT)] | None
 AttributeValue = Scalar | Annotated[list[Scalar], Field(max_length=1000)]
 ProofIds = Annotated[list[GraphId], Field(max_length=256)]
 
@@ -113,7 +115,7 @@ class GraphEntity(_Strict):
     label: Annotated[str, Field(min_length=1, max_length=512)]
     projectId: GraphId | None = None
     identity: Identity
-    attributes: Annotated[dict[str, AttributeValue], Field(max_length=128)]
+    attributes: Annotated[dict[Annotated[str, Field(max_length=MAX_ID)], AttributeValue], Field(max_length=128)]
     proofIds: ProofIds
 
     _unique_proofs = field_validator("proofIds")(_unique)
@@ -144,7 +146,7 @@ class GraphProof(_Strict):
     line: Annotated[StrictInt, Field(ge=1)] | None = None
     column: Annotated[StrictInt, Field(ge=1)] | None = None
     contentHash: Sha256Hex | None = None
-    observedAt: str
+    observedAt: Annotated[str, Field(max_length=MAX_TIMESTAMP)]
     derivation: Derivation
     trust: Trust
     confidence: Confidence

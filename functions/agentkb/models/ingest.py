@@ -4,19 +4,23 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 from agentkb.models.base import Model
+from agentkb.models.bounds import MAX_TAG_DEFINITIONS, MAX_TAG_NAME, MAX_TEXT_TAG_VALUE, WorkspaceId
 
 Name = Annotated[StrictStr, Field(min_length=1, max_length=256)]
-WorkspaceId = Annotated[StrictStr, Field(min_length=1, max_length=128)]
 MAX_DOCUMENT_CHARS = 1_500_000
+TagName = Annotated[StrictStr, Field(min_length=1, max_length=MAX_TAG_NAME)]
+# A document's tags: one value per defined tag, of the tag's type (services/tag_filters.py checks which).
+DocumentTags = Annotated[dict[TagName, Annotated[StrictStr, Field(max_length=MAX_TEXT_TAG_VALUE)] | StrictBool
+                              | StrictInt | StrictFloat], Field(max_length=MAX_TAG_DEFINITIONS)]
 
 
 class TagDefinitionInput(Model):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    tagName: Annotated[StrictStr, Field(min_length=1, max_length=64)]
+    tagName: TagName
     fieldType: Literal["text", "number", "date", "boolean"]
 
 
@@ -29,7 +33,7 @@ class CreateKnowledgeBaseRequest(Model):
     name: Name
     description: Annotated[StrictStr, Field(max_length=4096)] | None = None
     embeddingModel: Annotated[StrictStr, Field(min_length=1, max_length=256)] | None = None
-    tagDefinitions: Annotated[list[TagDefinitionInput], Field(max_length=17)] | None = None
+    tagDefinitions: Annotated[list[TagDefinitionInput], Field(max_length=MAX_TAG_DEFINITIONS)] | None = None
 
 
 class TagDefinitionOut(Model):
@@ -66,7 +70,7 @@ class AddDocumentRequest(Model):
     name: Name
     content: Annotated[StrictStr, Field(min_length=1, max_length=MAX_DOCUMENT_CHARS)]
     sourceUrl: Annotated[StrictStr, Field(max_length=2048)] | None = None
-    tags: dict[str, Any] | None = None
+    tags: DocumentTags | None = None
 
 
 class DocumentOut(Model):

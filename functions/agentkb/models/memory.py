@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, StrictBool, StrictStr, field_validator
 
 from agentkb.models.base import Model
+from agentkb.models.bounds import MAX_ENTITIES_PER_KIND, MAX_ID, MAX_TIMESTAMP, WorkspaceId
 from agentkb.models.memory_detail import MemoryFields
 from agentkb.models.numbers import JsonNumber
 
@@ -24,9 +25,9 @@ ENTITY_KINDS: dict[str, str] = {"people": "person", "orgs": "organization", "rep
 SENSITIVITY_BITS: dict[str, int] = {"contains_code": 1, "contains_customer_data": 2,
                                     "contains_private_meeting_data": 4}
 
-Id = Annotated[StrictStr, Field(min_length=1, max_length=256)]
-EntityName = Annotated[StrictStr, Field(min_length=1, max_length=256)]
-EntityList = Annotated[list[EntityName], Field(max_length=100)]
+Id = Annotated[StrictStr, Field(min_length=1, max_length=MAX_ID)]
+EntityName = Annotated[StrictStr, Field(min_length=1, max_length=MAX_ID)]
+EntityList = Annotated[list[EntityName], Field(max_length=MAX_ENTITIES_PER_KIND)]
 
 
 class _Strict(Model):
@@ -70,7 +71,7 @@ class MemoryWriteRequest(_Strict):
 
     model_config = ConfigDict(title="Write memory request", extra="forbid", strict=True)
 
-    workspace_id: Annotated[StrictStr, Field(min_length=1, max_length=128)]
+    workspace_id: WorkspaceId
     project_id: Id | None = None
     visibility: Visibility
     owner_id: Id | None = None
@@ -83,7 +84,7 @@ class MemoryWriteRequest(_Strict):
     relations: Annotated[list[MemoryRelation], Field(max_length=200)] = []
     confirmed: StrictBool = True
     stale: StrictBool = False
-    valid_until: StrictStr | None = None
+    valid_until: Annotated[StrictStr, Field(max_length=MAX_TIMESTAMP)] | None = None
     sensitivity: MemorySensitivity | None = None
     source: Annotated[StrictStr, Field(max_length=1024)] | None = None
     idempotency_key: Annotated[StrictStr, Field(min_length=1, max_length=256)] | None = None

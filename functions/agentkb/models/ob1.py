@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from agentkb.models.base import Model
+from agentkb.models.bounds import MAX_OPEN_KINDS, WorkspaceId
 
 RECALL_VERSIONS = ("openbrain.agent_memory.recall.v1", "openbrain.openclaw.recall.v1")
 WRITEBACK_VERSIONS = ("openbrain.agent_memory.writeback.v1", "openbrain.openclaw.writeback.v1")
@@ -25,6 +26,7 @@ Strings = Annotated[list[Text], Field(max_length=100)]
 # one request (an embedding each, 2 MB of body) and is the same on both engines.
 MAX_WRITEBACK_ROWS = 200
 Entries = Annotated[list[Text], Field(max_length=MAX_WRITEBACK_ROWS)]
+EntityMap = Annotated[dict[Short, Strings], Field(max_length=MAX_OPEN_KINDS)]
 
 
 class _Lenient(Model):
@@ -66,7 +68,7 @@ class Ob1RecallRequest(_Lenient):
     model_config = ConfigDict(title="OB1 recall request", extra="ignore", strict=True)
 
     schema_version: Literal["openbrain.agent_memory.recall.v1", "openbrain.openclaw.recall.v1"]
-    workspace_id: Annotated[StrictStr, Field(min_length=1, max_length=128)]
+    workspace_id: WorkspaceId
     project_id: Short | None = None
     task_id: Short | None = None
     flow_id: Short | None = None
@@ -75,10 +77,10 @@ class Ob1RecallRequest(_Lenient):
     runtime: Ob1Runtime = Ob1Runtime()
     model_intent: Ob1ModelIntent = Ob1ModelIntent()
     query: Annotated[StrictStr, Field(min_length=1, max_length=8192)]
-    entities: dict[Short, Strings] = {}
+    entities: EntityMap = {}
     scope: Ob1RecallScope = Ob1RecallScope()
     limits: Ob1RecallLimits = Ob1RecallLimits()
-    sensitivity: dict[Short, StrictBool] = {}
+    sensitivity: Annotated[dict[Short, StrictBool], Field(max_length=MAX_OPEN_KINDS)] = {}
 
 
 class Ob1ModelUsed(_Lenient):
@@ -109,7 +111,7 @@ class Ob1MemoryPayload(_Lenient):
     next_steps: Entries = []
     failures: Entries = []
     artifacts: Annotated[list[Ob1Artifact], Field(max_length=MAX_WRITEBACK_ROWS)] = []
-    entities: dict[Short, Strings] = {}
+    entities: EntityMap = {}
 
 
 class Ob1Provenance(_Lenient):
@@ -135,7 +137,7 @@ class Ob1WritebackRequest(_Lenient):
     model_config = ConfigDict(title="OB1 write-back request", extra="ignore", strict=True)
 
     schema_version: Literal["openbrain.agent_memory.writeback.v1", "openbrain.openclaw.writeback.v1"]
-    workspace_id: Annotated[StrictStr, Field(min_length=1, max_length=128)]
+    workspace_id: WorkspaceId
     project_id: Short | None = None
     task_id: Short | None = None
     flow_id: Short | None = None
@@ -157,7 +159,7 @@ class Ob1ListFilter(_Lenient):
 
     model_config = ConfigDict(title="OB1 memory list filters", extra="ignore", strict=True)
 
-    workspace_id: Annotated[StrictStr, Field(min_length=1, max_length=128)]
+    workspace_id: WorkspaceId
     project_id: Short | None = None
     review_status: Short | None = None
     lifecycle_status: Short | None = None

@@ -13,11 +13,17 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, StrictBool, StrictStr, field_validator
 
 from agentkb.models.base import Model
+from agentkb.models.bounds import MAX_ENTITIES_PER_KIND, MAX_ID, MAX_LABEL, MAX_QUERY_CHARS, WorkspaceId
 from agentkb.models.memory import ENTITY_KINDS
 from agentkb.models.numbers import JsonInt
 
 TaskType = Literal["code_review", "taskflow_work_log", "meeting_to_execution", "incident_response",
                    "customer_feedback", "general"]
+# The contract states no maxima; these bounds (models/bounds.py) are above any real client's and refuse, before any
+# work, what only costs: a recall naming 200,000 entities took 9 s.
+Ident = Annotated[StrictStr, Field(max_length=MAX_ID)]
+Label = Annotated[StrictStr, Field(max_length=MAX_LABEL)]
+Names = Annotated[list[Ident], Field(max_length=MAX_ENTITIES_PER_KIND)]
 
 
 def _whole(value: int | float | None) -> int | None:
@@ -33,9 +39,9 @@ class _Exact(Model):
 
 
 class RecallChannel(_Exact):
-    kind: StrictStr | None = None
-    id: StrictStr | None = None
-    thread_id: StrictStr | None = None
+    kind: Ident | None = None
+    id: Ident | None = None
+    thread_id: Ident | None = None
 
     @field_validator("kind")
     @classmethod
@@ -47,7 +53,7 @@ class RecallChannel(_Exact):
 
 class RecallRuntime(_Exact):
     name: Literal["openclaw"] | None = None
-    version: StrictStr | None = None
+    version: Label | None = None
 
     @field_validator("name")
     @classmethod
@@ -58,17 +64,17 @@ class RecallRuntime(_Exact):
 
 
 class RecallModelIntent(_Exact):
-    provider: StrictStr | None = None
-    model: StrictStr | None = None
+    provider: Label | None = None
+    model: Label | None = None
 
 
 class RecallEntities(_Exact):
-    people: list[StrictStr] | None = None
-    orgs: list[StrictStr] | None = None
-    repos: list[StrictStr] | None = None
-    files: list[StrictStr] | None = None
-    customers: list[StrictStr] | None = None
-    topics: list[StrictStr] | None = None
+    people: Names | None = None
+    orgs: Names | None = None
+    repos: Names | None = None
+    files: Names | None = None
+    customers: Names | None = None
+    topics: Names | None = None
 
     @field_validator("*")
     @classmethod
@@ -113,15 +119,15 @@ class RecallRequest(_Exact):
     model_config = ConfigDict(title="Recall request", extra="forbid", strict=True)
 
     schema_version: Literal["openbrain.openclaw.recall.v1"]
-    workspace_id: Annotated[StrictStr, Field(min_length=1)]
-    project_id: StrictStr | None = None
-    task_id: StrictStr | None = None
-    flow_id: StrictStr | None = None
+    workspace_id: WorkspaceId
+    project_id: Ident | None = None
+    task_id: Ident | None = None
+    flow_id: Ident | None = None
     task_type: TaskType
     channel: RecallChannel | None = None
     runtime: RecallRuntime | None = None
     model_intent: RecallModelIntent | None = None
-    query: Annotated[StrictStr, Field(min_length=1)]
+    query: Annotated[StrictStr, Field(min_length=1, max_length=MAX_QUERY_CHARS)]
     entities: RecallEntities
     scope: RecallScopeIn
     limits: RecallLimits

@@ -7,11 +7,21 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
 
 from agentkb.models.base import Model
+from agentkb.models.bounds import (
+    MAX_KNOWLEDGE_BASES,
+    MAX_QUERY_CHARS,
+    MAX_TAG_FILTERS,
+    MAX_TAG_NAME,
+    MAX_TEXT_TAG_VALUE,
+    KnowledgeBaseId,
+    WorkspaceId,
+)
 from agentkb.models.numbers import JsonInt
 
 TagOperator = Literal["eq", "neq", "contains", "not_contains", "starts_with", "ends_with",
                       "gt", "gte", "lt", "lte", "between"]
 RerankerModel = Literal["rerank-v4.0-pro", "rerank-v4.0-fast", "rerank-v3.5"]
+TagText = Annotated[StrictStr, Field(max_length=MAX_TEXT_TAG_VALUE)]
 
 
 class Strict(Model):
@@ -23,13 +33,14 @@ class KnowledgeSearchTagFilter(Strict):
 
     model_config = ConfigDict(title="Knowledge search tag filter", extra="forbid", strict=True)
 
-    tagName: StrictStr = Field(description="Display name of the tag to filter.")
+    tagName: Annotated[StrictStr, Field(max_length=MAX_TAG_NAME)] = Field(
+        description="Display name of the tag to filter.")
     fieldType: Literal["text", "number", "date", "boolean"] | None = Field(default=None,
                                                                           description="Tag field type.")
     operator: TagOperator = Field(default="eq", description="Comparison operator; valid operators depend on "
                                   "the field type.")
-    value: StrictStr | StrictInt | StrictFloat | StrictBool = Field(description="Tag value to compare against.")
-    valueTo: StrictStr | StrictInt | StrictFloat | None = Field(default=None,
+    value: TagText | StrictInt | StrictFloat | StrictBool = Field(description="Tag value to compare against.")
+    valueTo: TagText | StrictInt | StrictFloat | None = Field(default=None,
                                                                 description="Upper bound for `between`.")
 
 
@@ -38,12 +49,12 @@ class KnowledgeSearchRequest(Strict):
 
     model_config = ConfigDict(title="Search knowledge request", extra="forbid", strict=True)
 
-    workspaceId: Annotated[StrictStr, Field(min_length=1, max_length=128)]
-    knowledgeBaseIds: Annotated[StrictStr, Field(min_length=1)] | Annotated[
-        list[Annotated[StrictStr, Field(min_length=1)]], Field(min_length=1, max_length=20)]
-    query: Annotated[StrictStr, Field(max_length=32768)] | None = None
+    workspaceId: WorkspaceId
+    knowledgeBaseIds: KnowledgeBaseId | Annotated[
+        list[KnowledgeBaseId], Field(min_length=1, max_length=MAX_KNOWLEDGE_BASES)]
+    query: Annotated[StrictStr, Field(max_length=MAX_QUERY_CHARS)] | None = None
     topK: Annotated[JsonInt, Field(ge=1, le=100)] = 10
-    tagFilters: Annotated[list[KnowledgeSearchTagFilter], Field(max_length=10)] | None = None
+    tagFilters: Annotated[list[KnowledgeSearchTagFilter], Field(max_length=MAX_TAG_FILTERS)] | None = None
     searchMode: Literal["vector", "hybrid"] | None = None
     rerankerEnabled: StrictBool | None = None
     rerankerModel: RerankerModel = "rerank-v4.0-fast"

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
 
 from agentkb.models.base import Model
+from agentkb.models.bounds import MAX_KNOWLEDGE_BASES, MAX_QUERY_CHARS, MAX_TAG_FILTERS
 from agentkb.models.graph import EntityKind
 from agentkb.models.search import KnowledgeSearchTagFilter
 
@@ -40,7 +41,7 @@ class ScopeIn(_Strict):
 
     workspaceId: Id
     projectId: Id | None = None
-    knowledgeBaseIds: Annotated[list[Id], Field(min_length=1, max_length=20)] | None = None
+    knowledgeBaseIds: Annotated[list[Id], Field(min_length=1, max_length=MAX_KNOWLEDGE_BASES)] | None = None
     maxClassification: Classification
     allowedTrustTiers: Annotated[list[TrustTier], Field(min_length=1, max_length=7)] | None = None
 
@@ -73,16 +74,16 @@ class InlineItem(_Strict):
 
 
 class KnowledgeSource(_Strict):
-    knowledgeBaseIds: Annotated[list[Id], Field(min_length=1, max_length=20)]
-    query: Annotated[StrictStr, Field(min_length=1, max_length=32768)] | None = None
-    tagFilters: Annotated[list[KnowledgeSearchTagFilter], Field(max_length=10)] | None = None
+    knowledgeBaseIds: Annotated[list[Id], Field(min_length=1, max_length=MAX_KNOWLEDGE_BASES)]
+    query: Annotated[StrictStr, Field(min_length=1, max_length=MAX_QUERY_CHARS)] | None = None
+    tagFilters: Annotated[list[KnowledgeSearchTagFilter], Field(max_length=MAX_TAG_FILTERS)] | None = None
     topK: Annotated[StrictInt, Field(ge=1, le=100)] = 20
 
 
 class MemorySource(_Strict):
     """Recall limits of the memory source (the recall request's `limits`, camelCased)."""
 
-    query: Annotated[StrictStr, Field(min_length=1, max_length=32768)]
+    query: Annotated[StrictStr, Field(min_length=1, max_length=MAX_QUERY_CHARS)]
     maxItems: Annotated[StrictInt, Field(ge=1, le=50)] = 20
     maxTokens: Annotated[StrictInt, Field(ge=100, le=20000)] = 4000
     recencyDays: Annotated[StrictInt, Field(ge=1)] | None = None

@@ -8,6 +8,7 @@ from datetime import date, datetime
 from typing import Any
 
 from agentkb.errors import BadRequest
+from agentkb.models.bounds import MAX_TAG_NAME, MAX_TEXT_TAG_VALUE
 from agentkb.models.domain import TAG_SLOTS, CompiledTagFilter, FieldType, KnowledgeBase, TagDefinition, TagValue
 
 OPERATORS: dict[str, frozenset[str]] = {
@@ -16,8 +17,6 @@ OPERATORS: dict[str, frozenset[str]] = {
     "date": frozenset({"eq", "neq", "gt", "gte", "lt", "lte", "between"}),
     "boolean": frozenset({"eq", "neq"}),
 }
-MAX_TAG_NAME = 64
-MAX_TEXT_TAG_VALUE = 1024
 
 
 def assign_slots(definitions: Sequence[tuple[str, FieldType]]) -> tuple[TagDefinition, ...]:
