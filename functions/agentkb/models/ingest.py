@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictInt, StrictStr
 
 from agentkb.models.base import Model
 
 Name = Annotated[StrictStr, Field(min_length=1, max_length=256)]
 WorkspaceId = Annotated[StrictStr, Field(min_length=1, max_length=128)]
 MAX_DOCUMENT_CHARS = 1_500_000
+MAX_REVISION = 2**53 - 1  # JSON's exact integers: a revision a client reads back is the one it sends
 
 
 class TagDefinitionInput(Model):
@@ -57,6 +58,11 @@ class TagListResponse(Model):
     data: list[TagDefinitionOut]
 
 
+ExpectedRevision = Annotated[StrictInt, Field(ge=0, le=MAX_REVISION, description=(
+    "The revision this write replaces: 409 CONFLICT with details.currentRevision when the document is at another "
+    "one. 0: the document must not exist yet. Omitted: the write replaces whatever is current."))]
+
+
 class AddDocumentRequest(Model):
     """Add (or replace, by name) a document: chunked, embedded and indexed before the 201 returns."""
 
@@ -67,6 +73,7 @@ class AddDocumentRequest(Model):
     content: Annotated[StrictStr, Field(min_length=1, max_length=MAX_DOCUMENT_CHARS)]
     sourceUrl: Annotated[StrictStr, Field(max_length=2048)] | None = None
     tags: dict[str, Any] | None = None
+    expectedRevision: ExpectedRevision | None = None
 
 
 class DocumentOut(Model):
@@ -126,6 +133,7 @@ class DocumentAcceptedOut(Model):
     knowledgeBaseId: str
     name: str
     contentHash: str
+    revision: int
     status: Literal["indexing"]
 
 

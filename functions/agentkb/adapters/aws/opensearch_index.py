@@ -59,7 +59,13 @@ class ProfileMemory(Protocol):
 class DocumentRegistry(Protocol):
     """Where the document record is committed after the index accepted the chunks (the DynamoDB catalog)."""
 
-    def put_document(self, document: Document) -> None: ...
+    def claim_revision(self, document: Document, replaces: int | None) -> None:
+        """Take the document's revision for its name (RevisionConflict unless the name is at `replaces`)."""
+        ...
+
+    def put_document(self, document: Document) -> bool:
+        """Commit the record; False when a higher revision (or a delete) of the document committed first."""
+        ...
 
     def delete_document(self, kb_id: str, document_id: str) -> None: ...
 
@@ -114,11 +120,19 @@ class OpenSearchIndex:
                 self._chunk_index.popitem(last=False)
 
     # -- writes ---------------------------------------------------------------------------------------
-    def write_document(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk]) -> None:
+    def write_document(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk],
+                       replaces: int | None = None) -> None:
+        """The revision is claimed before anything is indexed and committed last. Records of other revisions go
+        only once this one committed (or, when a higher revision committed first, this one's go instead): a
+        writer that fails or loses never takes the committed revision's chunks out of search."""
+        self.registry.claim_revision(document, replaces)  # RevisionConflict: nothing written
         name = self.ensure_index(kb.profile)
         self._kb_index[(kb.workspace_id, kb.id)] = name
-        self._delete_chunks(name, kb, document.id)
-        self._delete_chunks(documents_index(name), kb, document.id)
+        revision = document.revision
+        if replaces is None:  # the name's only writer: replace whatever is there first, as it always did
+            self._delete_revisions(name, kb, document.id, None)
+        elif replaces == revision:  # a queued revision indexed again (the first attempt died part way)
+            self._delete_revisions(name, kb, document.id, {"term": {"revision": revision}})
         slots = tag_slots(kb, document)
         for start in range(0, len(chunks), BULK_BATCH):
             lines: list[dict[str, Any]] = []
@@ -126,7 +140,16 @@ class OpenSearchIndex:
                 lines += [{"index": {"_index": name}}, chunk_source(kb, document, chunk, slots)]
             self._bulk(name, lines)
         self._write_document_record(name, kb, document, chunks, slots)
-        self.registry.put_document(document)  # the commit point
+        committed = self.registry.put_document(document)  # the commit point
+        if replaces is not None:
+            self._delete_revisions(name, kb, document.id, {"range": {"revision": {"lt": revision}}} if committed
+                                   else {"term": {"revision": revision}})
+
+    def _delete_revisions(self, name: str, kb: KnowledgeBase, document_id: str,
+                          revisions: dict[str, Any] | None) -> None:
+        """A document's chunk and document records (of the revisions matching `revisions`; None: all)."""
+        self._delete_chunks(name, kb, document_id, revisions)
+        self._delete_chunks(documents_index(name), kb, document_id, revisions)
 
     def _write_document_record(self, name: str, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk],
                                slots: dict[str, Any]) -> None:
@@ -137,9 +160,7 @@ class OpenSearchIndex:
         self._bulk(records, [{"index": {"_index": records}}, document_record(kb, document, chunks, slots)])
 
     def delete_document(self, kb: KnowledgeBase, document_id: str) -> None:
-        name = index_name(self.prefix, kb.profile)
-        self._delete_chunks(name, kb, document_id)
-        self._delete_chunks(documents_index(name), kb, document_id)
+        self._delete_revisions(index_name(self.prefix, kb.profile), kb, document_id, None)
         self.registry.delete_document(kb.id, document_id)
 
     def delete_knowledge_base(self, kb: KnowledgeBase) -> None:
@@ -149,11 +170,14 @@ class OpenSearchIndex:
         self._delete_chunks(documents_index(name), kb, None)
         self._kb_index.pop((kb.workspace_id, kb.id), None)
 
-    def _delete_chunks(self, name: str, kb: KnowledgeBase, document_id: str | None) -> None:
+    def _delete_chunks(self, name: str, kb: KnowledgeBase, document_id: str | None,
+                       revisions: dict[str, Any] | None = None) -> None:
         """Delete a document's (or, with no document id, the KB's) records of one index, looked up by id."""
         filters: list[dict[str, Any]] = [{"term": {"knowledge_base_id": kb.id}}]  # KB ids are unique uuids
         if document_id is not None:
             filters.append({"term": {"document_id": document_id}})
+        if revisions is not None:
+            filters.append(revisions)
         sort = "document_id" if name.endswith("-documents") else "chunk_id"
         ids = list(lookup_ids(self.client, name, filters, sort))
         for start in range(0, len(ids), LOOKUP_PAGE):
