@@ -130,7 +130,7 @@ class Registry:
         self.documents: dict[str, Document] = {}
 
     def claim_revision(self, document: Document, replaces: int | None) -> None:
-        """The corpus is written once, by one writer: every claim succeeds (tests/contract/test_document_revisions
+        """The corpus is written once, by one writer: every claim succeeds (test_document_revision_contract.py
         checks the claims of the real registry)."""
 
     def put_document(self, document: Document) -> bool:
