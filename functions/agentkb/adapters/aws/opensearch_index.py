@@ -2,8 +2,10 @@
 
 AOSS vector collections: no custom `_id` (our key lives in the `chunk_id` keyword field; deletes look `_id`s up
 first), no refresh (writes show after ~10-60 s), no RRF pipeline (the legs are fused in the Lambda by
-services/fusion.py). Document writes are best-effort atomic: old chunks are deleted, new ones bulk-indexed, and
-only then is the document record written to the catalog, which is the commit point the API reports.
+services/fusion.py). Document writes are best-effort atomic: the revision is claimed in the catalog, the new
+chunks bulk-indexed, and only then is the record committed to the catalog (the commit point the API reports);
+other revisions' records go after the commit, so a writer that fails or loses never takes the committed
+revision's chunks out of search.
 """
 
 from __future__ import annotations
@@ -11,11 +13,18 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from agentkb.adapters.aws.aws_errors import is_index_missing
 from agentkb.adapters.aws.aws_http import JsonClient
-from agentkb.adapters.aws.opensearch_documents import document_record, documents_index, documents_index_body
+from agentkb.adapters.aws.opensearch_documents import (
+    DocumentRegistry,
+    KnowledgeBaseLookup,
+    ProfileMemory,
+    document_record,
+    documents_index,
+    documents_index_body,
+)
 from agentkb.adapters.aws.opensearch_dsl import cosine, index_body, index_name
 from agentkb.adapters.aws.opensearch_ops import LOOKUP_PAGE, bulk, ensure_index, lookup_ids
 from agentkb.adapters.aws.opensearch_queries import (
@@ -44,30 +53,6 @@ from agentkb.models.domain import (
 )
 
 BULK_BATCH = 200
-
-
-class KnowledgeBaseLookup(Protocol):
-    def get_knowledge_base(self, workspace_id: str, kb_id: str) -> KnowledgeBase | None: ...
-
-
-class ProfileMemory(Protocol):
-    """Profiles of KBs already read in this process (the catalog's): a lookup that never makes a call."""
-
-    def remembered_profile(self, workspace_id: str, kb_id: str) -> EmbeddingProfile | None: ...
-
-
-class DocumentRegistry(Protocol):
-    """Where the document record is committed after the index accepted the chunks (the DynamoDB catalog)."""
-
-    def claim_revision(self, document: Document, replaces: int | None) -> None:
-        """Take the document's revision for its name (RevisionConflict unless the name is at `replaces`)."""
-        ...
-
-    def put_document(self, document: Document) -> bool:
-        """Commit the record; False when a higher revision (or a delete) of the document committed first."""
-        ...
-
-    def delete_document(self, kb_id: str, document_id: str) -> None: ...
 
 
 class OpenSearchIndex:
@@ -122,9 +107,7 @@ class OpenSearchIndex:
     # -- writes ---------------------------------------------------------------------------------------
     def write_document(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk],
                        replaces: int | None = None) -> None:
-        """The revision is claimed before anything is indexed and committed last. Records of other revisions go
-        only once this one committed (or, when a higher revision committed first, this one's go instead): a
-        writer that fails or loses never takes the committed revision's chunks out of search."""
+        """Claim, index, commit; then the older revisions' records go (this one's, when a higher one won)."""
         self.registry.claim_revision(document, replaces)  # RevisionConflict: nothing written
         name = self.ensure_index(kb.profile)
         self._kb_index[(kb.workspace_id, kb.id)] = name
