@@ -121,6 +121,19 @@ class WriteInProgress(Conflict):
         super().__init__(message, details={"reason": "in_progress"}, headers={"Retry-After": str(retry_after_s)})
 
 
+class RevisionMismatch(Conflict):
+    """A document write named the revision it replaces (`expectedRevision`) and the document is at another one."""
+
+    default_message = "The document is not at the expected revision"
+
+    def __init__(self, current_revision: int, expected_revision: int | None = None):
+        details: dict[str, int] = {"currentRevision": current_revision}
+        if expected_revision is not None:
+            details["expectedRevision"] = expected_revision
+        super().__init__(details=details)
+        self.current_revision = current_revision
+
+
 class IdempotencyKeyReused(Conflict):
     """An idempotency key already recorded with a different payload: a retry can never succeed."""
 
@@ -147,6 +160,16 @@ class WriteConflict(DependencyError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, code="write_conflict", retryable=True)
+
+
+class RevisionConflict(WriteConflict):
+    """A document write's revision check failed at commit: the name is at `current_revision` (0: free), held by
+    `document_id`. Nothing of the write was stored."""
+
+    def __init__(self, current_revision: int, document_id: str | None) -> None:
+        super().__init__(f"the document name is at revision {current_revision}")
+        self.current_revision = current_revision
+        self.document_id = document_id
 
 
 class EmbeddingUnavailable(DependencyError):

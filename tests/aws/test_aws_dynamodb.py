@@ -47,10 +47,12 @@ def test_document_registry_commits_and_bumps_the_index_version(aws: AwsEnv) -> N
     catalog = DynamoDbCatalog(_ddb, aws.tables["catalog"])
     catalog.create_knowledge_base(KB)
     assert catalog.index_version("kb-1") == 0
-    catalog.put_document(DOC)
+    catalog.claim_revision(DOC, 0)
+    assert catalog.put_document(DOC)
     assert catalog.get_document("kb-1", "doc-1") == DOC
     assert catalog.find_document_by_name("kb-1", "guide.md") == DOC
-    catalog.put_document(replace(DOC, revision=2, content_hash="h2"))
+    catalog.claim_revision(replace(DOC, revision=2), 1)
+    assert catalog.put_document(replace(DOC, revision=2, content_hash="h2"))
     assert catalog.find_document_by_name("kb-1", "guide.md").revision == 2  # type: ignore[union-attr]
     catalog.delete_document("kb-1", "doc-1")
     assert catalog.get_document("kb-1", "doc-1") is None

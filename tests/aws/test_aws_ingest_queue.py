@@ -39,7 +39,9 @@ class CommittingIndex:
         self.catalog = catalog
         self.chunks: dict[str, list[Chunk]] = {}
 
-    def write_document(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk]) -> None:
+    def write_document(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk],
+                       replaces: int | None = None) -> None:
+        self.catalog.claim_revision(document, replaces)
         self.chunks[document.id] = list(chunks)
         self.catalog.put_document(document)
 

@@ -129,8 +129,13 @@ class Registry:
     def __init__(self) -> None:
         self.documents: dict[str, Document] = {}
 
-    def put_document(self, document: Document) -> None:
+    def claim_revision(self, document: Document, replaces: int | None) -> None:
+        """The corpus is written once, by one writer: every claim succeeds (test_document_revision_contract.py
+        checks the claims of the real registry)."""
+
+    def put_document(self, document: Document) -> bool:
         self.documents[document.id] = document
+        return True
 
     def delete_document(self, kb_id: str, document_id: str) -> None:
         self.documents.pop(document_id, None)

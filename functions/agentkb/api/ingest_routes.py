@@ -68,14 +68,16 @@ def list_tags(knowledgeBaseId: str, workspace_id: WorkspaceQuery, deps: Deps) ->
              summary="Add a document (201: searchable now; 202: big, indexed in the background - GET shows status)",
              responses={201: ok(DocumentResponse, "Indexed"),
                         202: ok(DocumentAcceptedResponse, "Accepted; indexing in the background"),
-                        409: ERRORS[400] | {"description": "This deployment cannot embed for the KB's profile"},
+                        409: ERRORS[400] | {"description": "The document is not at expectedRevision (details."
+                                                           "currentRevision), or this deployment cannot embed for the "
+                                                           "KB's profile"},
                         **ERRORS})
 def add_document(knowledgeBaseId: str, request: Annotated[AddDocumentRequest, Body()], deps: Deps) -> Response[Any]:
     doc, accepted = submit_document(knowledgeBaseId, request, current_principal(), deps)
     if accepted:
         return json_model_response(202, DocumentAcceptedResponse(data=DocumentAcceptedOut(
             id=doc.id, knowledgeBaseId=doc.knowledge_base_id, name=doc.name, contentHash=doc.content_hash,
-            status="indexing")))
+            revision=doc.revision, status="indexing")))
     out = DocumentOut(id=doc.id, knowledgeBaseId=doc.knowledge_base_id, name=doc.name, chunkCount=doc.chunk_count,
                       tokenCount=doc.token_count, contentHash=doc.content_hash, revision=doc.revision)
     return json_model_response(201, DocumentResponse(data=out))

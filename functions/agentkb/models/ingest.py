@@ -15,6 +15,7 @@ TagName = Annotated[StrictStr, Field(min_length=1, max_length=MAX_TAG_NAME)]
 # A document's tags: one value per defined tag, of the tag's type (services/tag_filters.py checks which).
 DocumentTags = Annotated[dict[TagName, Annotated[StrictStr, Field(max_length=MAX_TEXT_TAG_VALUE)] | StrictBool
                               | StrictInt | StrictFloat], Field(max_length=MAX_TAG_DEFINITIONS)]
+MAX_REVISION = 2**53 - 1  # JSON's exact integers: a revision a client reads back is the one it sends
 
 
 class TagDefinitionInput(Model):
@@ -61,6 +62,11 @@ class TagListResponse(Model):
     data: list[TagDefinitionOut]
 
 
+ExpectedRevision = Annotated[StrictInt, Field(ge=0, le=MAX_REVISION, description=(
+    "The revision this write replaces: 409 CONFLICT with details.currentRevision when the document is at another "
+    "one. 0: the document must not exist yet. Omitted: the write replaces whatever is current."))]
+
+
 class AddDocumentRequest(Model):
     """Add (or replace, by name) a document: chunked, embedded and indexed before the 201 returns."""
 
@@ -71,6 +77,7 @@ class AddDocumentRequest(Model):
     content: Annotated[StrictStr, Field(min_length=1, max_length=MAX_DOCUMENT_CHARS)]
     sourceUrl: Annotated[StrictStr, Field(max_length=2048)] | None = None
     tags: DocumentTags | None = None
+    expectedRevision: ExpectedRevision | None = None
 
 
 class DocumentOut(Model):
@@ -130,6 +137,7 @@ class DocumentAcceptedOut(Model):
     knowledgeBaseId: str
     name: str
     contentHash: str
+    revision: int
     status: Literal["indexing"]
 
 

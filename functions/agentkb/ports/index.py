@@ -16,8 +16,15 @@ if TYPE_CHECKING:  # annotations only: keeps the handlers' cold import light
 class Index(Protocol):
     """Chunk storage and retrieval legs. A document write is atomic: all chunks visible or none."""
 
-    def write_document(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk]) -> None:
-        """Index a document's chunks (replacing any earlier version of the same document id)."""
+    def write_document(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk],
+                       replaces: int | None = None) -> None:
+        """Index a document's chunks and commit its record (replacing any earlier revision of the document).
+
+        replaces: the revision of the name this write replaces, checked where the write commits: unless the name
+        is at that revision (0: no document has the name) and held by `document.id`, RevisionConflict (with the
+        current revision and holder) and nothing is stored. `document.revision` is `replaces + 1`, or `replaces`
+        itself for a document accepted with 202 (it took its revision when it was queued). A write never replaces
+        a higher revision of the document. None: no check (a caller that is the name's only writer)."""
         ...
 
     def delete_document(self, kb: KnowledgeBase, document_id: str) -> None: ...
@@ -55,10 +62,13 @@ class Index(Protocol):
 class IndexingQueue(Protocol):
     """Documents accepted now and indexed in the background (202): the record shows `indexing` until then."""
 
-    def enqueue(self, document: Document) -> None:
-        """Store the record (status `indexing`, text included; earlier chunks stay searchable) and queue it."""
+    def enqueue(self, document: Document, replaces: int | None = None) -> None:
+        """Store the record (status `indexing`, text included; earlier chunks stay searchable) and queue it.
+
+        replaces: checked like Index.write_document's (the record takes `document.revision` = `replaces + 1`)."""
         ...
 
     def done(self, document: Document, error: str | None = None) -> None:
-        """Indexing ended: dequeue it; with an error the record's status becomes `failed` with the reason."""
+        """Indexing of `document.revision` ended: dequeue it (unless a later revision waits); with an error that
+        revision's record becomes `failed` with the reason."""
         ...

@@ -6,7 +6,7 @@ import uuid
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from agentkb.errors import BadRequest, Conflict, NotFound, WriteConflict
+from agentkb.errors import BadRequest, Conflict, NotFound
 from agentkb.models.domain import Chunk, Document, EmbeddingProfile, KnowledgeBase, Principal, TagValue
 from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
 from agentkb.ports import Catalog, Embedder, EmbeddingCache, Index, IndexingQueue, Tokenizer
@@ -17,10 +17,10 @@ from agentkb.services.chunking import (
     chunk_markdown,
     content_hash,
 )
+from agentkb.services.document_revisions import Replaced, check_expected, write_serialised
 from agentkb.services.extract_text import ExtractedText
 from agentkb.services.tag_filters import assign_slots, validate_document_tags
 
-WRITE_ATTEMPTS = 3
 SYNC_INDEX_MAX_CHARS = 32_000
 
 
@@ -116,6 +116,13 @@ def unchanged(previous: Document | None, doc: DocumentInput, digest: str) -> boo
         digest, doc.tags, doc.source_url, doc.source_path)
 
 
+def stored_as_is(replaced: Replaced, doc: DocumentInput, digest: str) -> Document | None:
+    """The current record when a write changes nothing: the write then answers it (no new revision)."""
+    previous = replaced.previous
+    fresh = previous is not None and previous.revision == replaced.revision  # not behind a write in flight
+    return previous if fresh and unchanged(previous, doc, digest) else None
+
+
 @dataclass(frozen=True)
 class AdmittedDocument:
     """A document request checked against its knowledge base (reach, embedding profile, tags)."""
@@ -124,6 +131,7 @@ class AdmittedDocument:
     doc: DocumentInput
     digest: str
     previous: Document | None  # the stored document of the same name
+    expected: int | None = None  # the revision the request replaces (`expectedRevision`), if it names one
 
     def same_as_stored(self) -> Document | None:
         """The stored document when the request changes nothing (then there is nothing to index)."""
@@ -137,7 +145,9 @@ def admit_document(kb_id: str, request: AddDocumentRequest, principal: Principal
     if kb.profile.model != deps.embedder.model_id:
         raise Conflict("This deployment cannot embed for the knowledge base's embedding profile")
     doc = DocumentInput(request.name, request.content, validate_document_tags(kb, request.tags), request.sourceUrl)
-    return AdmittedDocument(kb, doc, content_hash(doc.content), deps.catalog.find_document_by_name(kb.id, doc.name))
+    previous = deps.catalog.find_document_by_name(kb.id, doc.name)
+    check_expected(Replaced.stored(previous), request.expectedRevision)  # before any embedding: 409 costs nothing
+    return AdmittedDocument(kb, doc, content_hash(doc.content), previous, request.expectedRevision)
 
 
 def add_document(kb_id: str, request: AddDocumentRequest, principal: Principal, deps: IngestDeps,
@@ -154,24 +164,26 @@ def add_document(kb_id: str, request: AddDocumentRequest, principal: Principal, 
     doc = admitted.doc
     if page_starts:
         doc = replace(doc, pages=ExtractedText(doc.content, page_starts).chunk_pages([p.content for p in pieces]))
-    return write_prepared(deps, admitted.kb, doc, pieces, vectors)
+    return write_prepared(deps, admitted.kb, doc, pieces, vectors, admitted.expected)
 
 
 def write_prepared(deps: IngestDeps, kb: KnowledgeBase, doc: DocumentInput, pieces: list[TextChunk],
-                   vectors: dict[str, list[float]]) -> Document:
-    """Write a chunked, embedded document atomically (replacing the one of the same name), retrying lost races."""
+                   vectors: dict[str, list[float]], expected: int | None = None) -> Document:
+    """Write a chunked, embedded document atomically as the next revision of its name (document_revisions.py).
+
+    expected: the revision the write must replace (0: the name must be free); None replaces whatever is current."""
     digest = content_hash(doc.content)
-    for _ in range(WRITE_ATTEMPTS):
-        previous = deps.catalog.find_document_by_name(kb.id, doc.name)
-        if unchanged(previous, doc, digest):
-            return previous  # type: ignore[return-value]
-        document = _document(kb, doc, previous, digest, pieces)
-        try:
-            deps.index.write_document(kb, document, _chunks(document, pieces, vectors, doc.pages))
-        except WriteConflict:
-            continue  # a concurrent write of the same name won the race: re-read it and replace it
+
+    def attempt(replaced: Replaced) -> Document:
+        stored = stored_as_is(replaced, doc, digest)
+        if stored is not None:
+            return stored
+        document = new_revision(kb, doc, replaced, digest, pieces)
+        deps.index.write_document(kb, document, _chunks(document, pieces, vectors, doc.pages),
+                                  replaces=replaced.revision)
         return document
-    raise Conflict("The document is being written concurrently; retry the request")
+
+    return write_serialised(deps.catalog, kb.id, doc.name, expected, attempt)
 
 
 def prepare(deps: IngestDeps, kb: KnowledgeBase, content: str) -> tuple[list[TextChunk], dict[str, list[float]]]:
@@ -183,13 +195,25 @@ def prepare(deps: IngestDeps, kb: KnowledgeBase, content: str) -> tuple[list[Tex
                                                    for p in pieces])
 
 
-def _document(kb: KnowledgeBase, doc: DocumentInput, previous: Document | None, digest: str,
-              pieces: list[TextChunk]) -> Document:
+def new_revision(kb: KnowledgeBase, doc: DocumentInput, replaced: Replaced, digest: str,
+                 pieces: list[TextChunk]) -> Document:
+    """The record of the revision after `replaced` (the first of a new document when the name is free)."""
+    previous = replaced.previous
     return Document(
-        id=previous.id if previous else str(uuid.uuid4()), knowledge_base_id=kb.id, workspace_id=kb.workspace_id,
+        id=replaced.document_id or str(uuid.uuid4()), knowledge_base_id=kb.id, workspace_id=kb.workspace_id,
         name=doc.name, source_url=doc.source_url, content_hash=digest, tags=doc.tags, chunk_count=len(pieces),
         token_count=sum(p.token_count for p in pieces), created_at=previous.created_at if previous else now_iso(),
-        revision=(previous.revision + 1) if previous else 1, source_path=doc.source_path, content=doc.content)
+        revision=replaced.revision + 1, source_path=doc.source_path, content=doc.content)
+
+
+def write_queued(deps: IngestDeps, kb: KnowledgeBase, queued: Document, doc: DocumentInput, pieces: list[TextChunk],
+                 vectors: dict[str, list[float]]) -> Document:
+    """Index a document accepted with 202 at the revision it took then; RevisionConflict when a later write of
+    the name came meanwhile (that one stays: nothing of this one is stored)."""
+    document = replace(new_revision(kb, doc, Replaced(queued.revision, queued.id, queued), queued.content_hash,
+                                    pieces), revision=queued.revision)
+    deps.index.write_document(kb, document, _chunks(document, pieces, vectors, doc.pages), replaces=queued.revision)
+    return document
 
 
 def _chunks(document: Document, pieces: list[TextChunk], vectors: dict[str, list[float]],

@@ -123,3 +123,13 @@ def store_failure(exc: BaseException, *, store: str) -> Exception:
 
 def is_conditional_failure(exc: BaseException) -> bool:
     return client_error_code(exc) in {"ConditionalCheckFailedException", "TransactionCanceledException"}
+
+
+def failed_a_condition(exc: BaseException) -> bool:
+    """A condition of the write was false: unlike is_conditional_failure, a transaction cancelled for another
+    reason (a concurrent transaction on an item, throttling) does not count."""
+    if client_error_code(exc) == "ConditionalCheckFailedException":
+        return True
+    reasons = getattr(exc, "response", {}).get("CancellationReasons") or []
+    return client_error_code(exc) == "TransactionCanceledException" and any(
+        r.get("Code") == "ConditionalCheckFailed" for r in reasons)

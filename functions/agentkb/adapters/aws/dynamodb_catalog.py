@@ -6,7 +6,7 @@ Items (catalog table, string pk/sk):
   WS#<ws>   KBNAME#<name>     kb_id: makes names unique per workspace (conditional put in the same transaction)
   KB#<kb>   #KB               workspace_id, version (bumped by every document write/delete: snapshot cache key)
   KB#<kb>   DOC#<doc>         the document record: written after the index accepted the chunks (the commit point)
-  KB#<kb>   DOCNAME#<name>    document_id
+  KB#<kb>   DOCNAME#<name>    document_id, revision: the latest revision a write of the name took (claim_revision)
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 from typing import Any
 
-from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failure
+from agentkb.adapters.aws.aws_errors import failed_a_condition, is_conditional_failure, store_failure
 from agentkb.adapters.aws.dynamodb_documents import DocumentItems, document_from_item, document_item
 from agentkb.adapters.aws.dynamodb_tables import get_n, get_s, guarded, key, n, query_all, s
-from agentkb.errors import Conflict
+from agentkb.errors import Conflict, RevisionConflict
 from agentkb.models.domain import Document, EmbeddingProfile, KnowledgeBase, TagDefinition
 
 STORE = "catalog"
@@ -142,17 +142,61 @@ class DynamoDbCatalog(DocumentItems):
         found = [document_from_item(i) for i in query_all(self.client, STORE, **kwargs)]
         return sorted((d for d in found if d.source_path in paths), key=lambda d: (d.created_at, d.id))
 
-    def put_document(self, document: Document) -> None:
-        """Commit a document record (after its chunks were indexed) and bump the KB's index version."""
+    def claim_revision(self, document: Document, replaces: int | None) -> None:
+        """Take `document.revision` for the name before anything is indexed: RevisionConflict, and nothing
+        written, unless the name is at revision `replaces` (0: free; None: any) and held by this document. Two
+        writes never take one revision; a revision taken by a write that then failed is skipped."""
+        values = {":id": s(document.id), ":rev": n(document.revision)}
+        if replaces == 0:
+            condition = "attribute_not_exists(pk)"
+        elif replaces is None:
+            condition = "attribute_not_exists(pk) OR document_id = :id"
+        else:  # a name written before revisions were taken here has no revision yet: the record's is checked
+            condition = "document_id = :id AND (#rev = :replaces OR attribute_not_exists(#rev))"
+            values[":replaces"] = n(replaces)
+        try:
+            self.client.update_item(
+                TableName=self.table, Key=key(f"KB#{document.knowledge_base_id}", f"DOCNAME#{document.name}"),
+                UpdateExpression="SET document_id = :id, #rev = :rev", ConditionExpression=condition,
+                ExpressionAttributeNames={"#rev": "revision"}, ExpressionAttributeValues=values)
+        except Exception as exc:
+            if not failed_a_condition(exc):
+                raise store_failure(exc, store=STORE) from exc
+            raise self._name_revision(document.knowledge_base_id, document.name) from exc
+
+    def _name_revision(self, kb_id: str, name: str) -> RevisionConflict:
+        pointer = self._get(f"KB#{kb_id}", f"DOCNAME#{name}")
+        if pointer is None:
+            return RevisionConflict(0, None)
+        holder = get_s(pointer, "document_id") or ""
+        if "revision" in pointer:
+            return RevisionConflict(get_n(pointer, "revision"), holder)
+        record = self.get_document(kb_id, holder)
+        return RevisionConflict(record.revision if record else 0, holder)
+
+    def put_document(self, document: Document) -> bool:
+        """Commit a document record (after its chunks were indexed) and bump the KB's index version. False when
+        a higher revision of the document, or its delete, committed first: nothing of this revision stays."""
         pk = f"KB#{document.knowledge_base_id}"
         self.put_text(document)
-        guarded(STORE, lambda: self.client.transact_write_items(TransactItems=[
-            {"Put": {"TableName": self.table, "Item": document_item(document)}},
-            {"Put": {"TableName": self.table, "Item": {**key(pk, f"DOCNAME#{document.name}"),
-                                                       "document_id": s(document.id)}}},
-            self._bump(document.knowledge_base_id)]))
+        try:
+            self.client.transact_write_items(TransactItems=[
+                {"Put": {"TableName": self.table, "Item": document_item(document),
+                         "ConditionExpression": "attribute_not_exists(pk) OR #rev <= :rev",
+                         "ExpressionAttributeNames": {"#rev": "revision"},
+                         "ExpressionAttributeValues": {":rev": n(document.revision)}}},
+                {"ConditionCheck": {"TableName": self.table, "Key": key(pk, f"DOCNAME#{document.name}"),
+                                    "ConditionExpression": "document_id = :id",
+                                    "ExpressionAttributeValues": {":id": s(document.id)}}},
+                self._bump(document.knowledge_base_id)])
+        except Exception as exc:
+            if not failed_a_condition(exc):
+                raise store_failure(exc, store=STORE) from exc
+            self.drop_text(document.knowledge_base_id, document.id, lambda revision: revision == document.revision)
+            return False
         if document.content is not None:
-            self.drop_text(document.knowledge_base_id, document.id, keep_revision=document.revision)
+            self.drop_text(document.knowledge_base_id, document.id, lambda revision: revision < document.revision)
+        return True
 
     def delete_document(self, kb_id: str, document_id: str) -> None:
         current = self.get_document(kb_id, document_id)
@@ -163,7 +207,7 @@ class DynamoDbCatalog(DocumentItems):
             {"Delete": {"TableName": self.table, "Key": key(pk, f"DOC#{document_id}")}},
             {"Delete": {"TableName": self.table, "Key": key(pk, f"DOCNAME#{current.name}")}},
             self._bump(kb_id)]))
-        self.drop_text(kb_id, document_id, keep_revision=None)
+        self.drop_text(kb_id, document_id, lambda _: True)
 
     def _bump(self, kb_id: str) -> dict[str, Any]:
         return {"Update": {"TableName": self.table, "Key": key(f"KB#{kb_id}", "#KB"),

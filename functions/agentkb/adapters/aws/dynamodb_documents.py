@@ -6,12 +6,14 @@ Items (catalog table):
   KB#<kb>   DOCTEXT#<doc>#<rev>#<part>  the text in parts of TEXT_PART_CHARS (an item holds at most 400 KB)
 
 A write puts the text parts of its revision first and commits the record last, so a reader never follows a
-record to missing text; the parts of earlier revisions are removed after the commit.
+record to missing text; the parts of earlier revisions are removed after the commit (never a later revision's,
+which a concurrent write of the name may be putting).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from agentkb.adapters.aws.aws_errors import is_conditional_failure, store_failure
@@ -77,23 +79,25 @@ class DocumentItems(DynamoDbTable):
             {"PutRequest": {"Item": {**key(f"KB#{document.knowledge_base_id}", f"{prefix}{i:05d}"), "text": s(part)}}}
             for i, part in enumerate(_parts(document.content))])
 
-    def drop_text(self, kb_id: str, document_id: str, keep_revision: int | None) -> None:
-        """Text parts of the document's other revisions (all of them when keep_revision is None)."""
-        keep = f"DOCTEXT#{document_id}#{keep_revision}#" if keep_revision is not None else None
-        stale = [i["sk"]["S"] for i in self._query(kb_id, f"DOCTEXT#{document_id}#", "sk")
-                 if keep is None or not i["sk"]["S"].startswith(keep)]
-        batch_write(self.client, STORE, self.table,
-                    [{"DeleteRequest": {"Key": key(f"KB#{kb_id}", sk)}} for sk in stale])
+    def drop_text(self, kb_id: str, document_id: str, stale: Callable[[int], bool]) -> None:
+        """The text parts of the document's revisions that are `stale` (a later write may be putting its own)."""
+        prefix = f"DOCTEXT#{document_id}#"
+        parts = [i["sk"]["S"] for i in self._query(kb_id, prefix, "sk")]
+        batch_write(self.client, STORE, self.table, [
+            {"DeleteRequest": {"Key": key(f"KB#{kb_id}", sk)}} for sk in parts
+            if stale(int(sk.removeprefix(prefix).split("#")[0]))])
 
-    def mark_failed(self, kb_id: str, document_id: str, error: str) -> None:
-        """A queued document that could not be indexed: `failed` with the reason (only while still `indexing`)."""
+    def mark_failed(self, kb_id: str, document_id: str, revision: int, error: str) -> None:
+        """A queued revision that could not be indexed: `failed` with the reason (only while it is the record's
+        revision and still `indexing`)."""
         try:
             self.client.update_item(
                 TableName=self.table, Key=key(f"KB#{kb_id}", f"DOC#{document_id}"),
-                UpdateExpression="SET #st = :failed, #er = :error", ConditionExpression="#st = :indexing",
-                ExpressionAttributeNames={"#st": "status", "#er": "error"},
+                UpdateExpression="SET #st = :failed, #er = :error",
+                ConditionExpression="#st = :indexing AND #rev = :rev",
+                ExpressionAttributeNames={"#st": "status", "#er": "error", "#rev": "revision"},
                 ExpressionAttributeValues={":failed": s("failed"), ":error": s(error[:1000]),
-                                           ":indexing": s("indexing")})
+                                           ":indexing": s("indexing"), ":rev": n(revision)})
         except Exception as exc:
             if not is_conditional_failure(exc):  # already indexed by a later write, or deleted: nothing to mark
                 raise store_failure(exc, store=STORE) from exc

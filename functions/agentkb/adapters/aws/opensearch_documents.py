@@ -1,4 +1,5 @@
-"""The whole-document BM25 leg on OpenSearch: one record per document in `<chunk index>-documents`.
+"""The whole-document BM25 leg on OpenSearch (one record per document in `<chunk index>-documents`), and what
+the document index reads and commits through (the catalog's side of a document write).
 
 A document's record holds its title, headings and text (its chunks put back together without their overlaps)
 and the same scope and tag slot fields as its chunks, so the document leg filters exactly like the chunk legs.
@@ -7,10 +8,35 @@ and the same scope and tag slot fields as its chunks, so the document leg filter
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
-from agentkb.models.domain import TAG_SLOTS, Chunk, Document, KnowledgeBase
+from agentkb.models.domain import TAG_SLOTS, Chunk, Document, EmbeddingProfile, KnowledgeBase
 from agentkb.services.chunking import reassemble
+
+
+class KnowledgeBaseLookup(Protocol):
+    def get_knowledge_base(self, workspace_id: str, kb_id: str) -> KnowledgeBase | None: ...
+
+
+class ProfileMemory(Protocol):
+    """Profiles of KBs already read in this process (the catalog's): a lookup that never makes a call."""
+
+    def remembered_profile(self, workspace_id: str, kb_id: str) -> EmbeddingProfile | None: ...
+
+
+class DocumentRegistry(Protocol):
+    """Where the document record is committed after the index accepted the chunks (the DynamoDB catalog)."""
+
+    def claim_revision(self, document: Document, replaces: int | None) -> None:
+        """Take the document's revision for its name (RevisionConflict unless the name is at `replaces`)."""
+        ...
+
+    def put_document(self, document: Document) -> bool:
+        """Commit the record; False when a higher revision (or a delete) of the document committed first."""
+        ...
+
+    def delete_document(self, kb_id: str, document_id: str) -> None: ...
+
 
 SLOT_TYPES = {"text": "keyword", "number": "double", "date": "date", "boolean": "boolean"}
 

@@ -2,8 +2,10 @@
 
 AOSS vector collections: no custom `_id` (our key lives in the `chunk_id` keyword field; deletes look `_id`s up
 first), no refresh (writes show after ~10-60 s), no RRF pipeline (the legs are fused in the Lambda by
-services/fusion.py). Document writes are best-effort atomic: old chunks are deleted, new ones bulk-indexed, and
-only then is the document record written to the catalog, which is the commit point the API reports.
+services/fusion.py). Document writes are best-effort atomic: the revision is claimed in the catalog, the new
+chunks bulk-indexed, and only then is the record committed to the catalog (the commit point the API reports);
+other revisions' records go after the commit, so a writer that fails or loses never takes the committed
+revision's chunks out of search.
 """
 
 from __future__ import annotations
@@ -11,11 +13,18 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from agentkb.adapters.aws.aws_errors import is_index_missing
 from agentkb.adapters.aws.aws_http import JsonClient
-from agentkb.adapters.aws.opensearch_documents import document_record, documents_index, documents_index_body
+from agentkb.adapters.aws.opensearch_documents import (
+    DocumentRegistry,
+    KnowledgeBaseLookup,
+    ProfileMemory,
+    document_record,
+    documents_index,
+    documents_index_body,
+)
 from agentkb.adapters.aws.opensearch_dsl import cosine, index_body, index_name
 from agentkb.adapters.aws.opensearch_ops import LOOKUP_PAGE, bulk, ensure_index, lookup_ids
 from agentkb.adapters.aws.opensearch_queries import (
@@ -44,24 +53,6 @@ from agentkb.models.domain import (
 )
 
 BULK_BATCH = 200
-
-
-class KnowledgeBaseLookup(Protocol):
-    def get_knowledge_base(self, workspace_id: str, kb_id: str) -> KnowledgeBase | None: ...
-
-
-class ProfileMemory(Protocol):
-    """Profiles of KBs already read in this process (the catalog's): a lookup that never makes a call."""
-
-    def remembered_profile(self, workspace_id: str, kb_id: str) -> EmbeddingProfile | None: ...
-
-
-class DocumentRegistry(Protocol):
-    """Where the document record is committed after the index accepted the chunks (the DynamoDB catalog)."""
-
-    def put_document(self, document: Document) -> None: ...
-
-    def delete_document(self, kb_id: str, document_id: str) -> None: ...
 
 
 class OpenSearchIndex:
@@ -114,11 +105,17 @@ class OpenSearchIndex:
                 self._chunk_index.popitem(last=False)
 
     # -- writes ---------------------------------------------------------------------------------------
-    def write_document(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk]) -> None:
+    def write_document(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk],
+                       replaces: int | None = None) -> None:
+        """Claim, index, commit; then the older revisions' records go (this one's, when a higher one won)."""
+        self.registry.claim_revision(document, replaces)  # RevisionConflict: nothing written
         name = self.ensure_index(kb.profile)
         self._kb_index[(kb.workspace_id, kb.id)] = name
-        self._delete_chunks(name, kb, document.id)
-        self._delete_chunks(documents_index(name), kb, document.id)
+        revision = document.revision
+        if replaces is None:  # the name's only writer: replace whatever is there first, as it always did
+            self._delete_revisions(name, kb, document.id, None)
+        elif replaces == revision:  # a queued revision indexed again (the first attempt died part way)
+            self._delete_revisions(name, kb, document.id, {"term": {"revision": revision}})
         slots = tag_slots(kb, document)
         for start in range(0, len(chunks), BULK_BATCH):
             lines: list[dict[str, Any]] = []
@@ -126,7 +123,16 @@ class OpenSearchIndex:
                 lines += [{"index": {"_index": name}}, chunk_source(kb, document, chunk, slots)]
             self._bulk(name, lines)
         self._write_document_record(name, kb, document, chunks, slots)
-        self.registry.put_document(document)  # the commit point
+        committed = self.registry.put_document(document)  # the commit point
+        if replaces is not None:
+            self._delete_revisions(name, kb, document.id, {"range": {"revision": {"lt": revision}}} if committed
+                                   else {"term": {"revision": revision}})
+
+    def _delete_revisions(self, name: str, kb: KnowledgeBase, document_id: str,
+                          revisions: dict[str, Any] | None) -> None:
+        """A document's chunk and document records (of the revisions matching `revisions`; None: all)."""
+        self._delete_chunks(name, kb, document_id, revisions)
+        self._delete_chunks(documents_index(name), kb, document_id, revisions)
 
     def _write_document_record(self, name: str, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk],
                                slots: dict[str, Any]) -> None:
@@ -137,9 +143,7 @@ class OpenSearchIndex:
         self._bulk(records, [{"index": {"_index": records}}, document_record(kb, document, chunks, slots)])
 
     def delete_document(self, kb: KnowledgeBase, document_id: str) -> None:
-        name = index_name(self.prefix, kb.profile)
-        self._delete_chunks(name, kb, document_id)
-        self._delete_chunks(documents_index(name), kb, document_id)
+        self._delete_revisions(index_name(self.prefix, kb.profile), kb, document_id, None)
         self.registry.delete_document(kb.id, document_id)
 
     def delete_knowledge_base(self, kb: KnowledgeBase) -> None:
@@ -149,11 +153,14 @@ class OpenSearchIndex:
         self._delete_chunks(documents_index(name), kb, None)
         self._kb_index.pop((kb.workspace_id, kb.id), None)
 
-    def _delete_chunks(self, name: str, kb: KnowledgeBase, document_id: str | None) -> None:
+    def _delete_chunks(self, name: str, kb: KnowledgeBase, document_id: str | None,
+                       revisions: dict[str, Any] | None = None) -> None:
         """Delete a document's (or, with no document id, the KB's) records of one index, looked up by id."""
         filters: list[dict[str, Any]] = [{"term": {"knowledge_base_id": kb.id}}]  # KB ids are unique uuids
         if document_id is not None:
             filters.append({"term": {"document_id": document_id}})
+        if revisions is not None:
+            filters.append(revisions)
         sort = "document_id" if name.endswith("-documents") else "chunk_id"
         ids = list(lookup_ids(self.client, name, filters, sort))
         for start in range(0, len(ids), LOOKUP_PAGE):

@@ -29,13 +29,16 @@ class SqsIndexingQueue:
         self._sqs = sqs
         self.queue_url = queue_url
 
-    def enqueue(self, document: Document) -> None:
+    def enqueue(self, document: Document, replaces: int | None = None) -> None:
         # Record first: a message whose record is missing would find nothing to index; a record whose message
-        # failed to send answers 503 to the client, who retries the same write.
-        self.catalog.put_document(document)
+        # failed to send answers 503 to the client, who retries the same write. A record a later revision
+        # replaced before it committed needs no message.
+        self.catalog.claim_revision(document, replaces)
+        if not self.catalog.put_document(document):
+            return
         guarded("ingest-queue", lambda: self._sqs().send_message(QueueUrl=self.queue_url,
                                                                  MessageBody=pending_message(document)))
 
     def done(self, document: Document, error: str | None = None) -> None:
         if error is not None:
-            self.catalog.mark_failed(document.knowledge_base_id, document.id, error)
+            self.catalog.mark_failed(document.knowledge_base_id, document.id, document.revision, error)

@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Collection
 
 from agentkb.adapters.embedded.sqlite_db import Database, register_schema
-from agentkb.errors import Conflict
+from agentkb.errors import Conflict, RevisionConflict
 from agentkb.models.domain import Document, EmbeddingProfile, KnowledgeBase, TagDefinition
 from agentkb.paging import decode_cursor, encode_cursor, is_string_pair
 
@@ -66,6 +66,16 @@ def document_from_row(row: sqlite3.Row) -> Document:
     return Document(row["id"], row["knowledge_base_id"], row["workspace_id"], row["name"], row["source_url"],
                     row["content_hash"], json.loads(row["tags"]), row["chunk_count"], row["token_count"],
                     row["created_at"], row["revision"], row["source_path"], row["status"], row["error"])
+
+
+def check_revision(conn: sqlite3.Connection, document: Document, replaces: int | None) -> None:
+    """In a write transaction (BEGIN IMMEDIATE: no other writer between this read and the write): RevisionConflict
+    unless the document's name is at revision `replaces` (0: free; None: any) and held by this document."""
+    row = conn.execute("SELECT id, revision FROM documents WHERE knowledge_base_id = ? AND name = ?",
+                       (document.knowledge_base_id, document.name)).fetchone()
+    holder, current = (row[0], row[1]) if row else (None, 0)
+    if holder not in (None, document.id) or (replaces is not None and current != replaces):
+        raise RevisionConflict(current, holder)
 
 
 class SqliteCatalog:

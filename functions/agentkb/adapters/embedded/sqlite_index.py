@@ -11,12 +11,12 @@ from typing import Any
 import numpy as np
 
 from agentkb.adapters.embedded.lexical_text import MAX_QUERY_TERMS, STOPWORDS
+from agentkb.adapters.embedded.sqlite_catalog import check_revision
 from agentkb.adapters.embedded.sqlite_chunk_table import ChunkTable, ChunkTables
 from agentkb.adapters.embedded.sqlite_db import Database
 from agentkb.adapters.embedded.sqlite_embedding_cache import dropped_texts, release_vectors
 from agentkb.adapters.embedded.sqlite_filters import compile_sql_filters
 from agentkb.adapters.embedded.sqlite_lexical import LexicalIndexes
-from agentkb.errors import WriteConflict
 from agentkb.models.domain import (
     Chunk,
     Document,
@@ -52,22 +52,19 @@ class SqliteIndex:
         self.tables = ChunkTables()
 
     # -- writes -----------------------------------------------------------------------------------------
-    def write_document(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk]) -> None:
+    def write_document(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk],
+                       replaces: int | None = None) -> None:
         slots = {t.slot: document.tags.get(t.tag_name) for t in kb.tag_definitions}
         slot_values = {s: (int(v) if isinstance(v, bool) else v) for s, v in slots.items()}
         columns = ["id", "workspace_id", "knowledge_base_id", "document_id", "chunk_index", "content",
                    "token_count", "content_hash", "embedding", "pages", "context", *slot_values]
         sql = f"INSERT INTO chunks ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-        try:
-            self._write(kb, document, chunks, sql, slot_values)
-        except sqlite3.IntegrityError as exc:
-            if "documents.knowledge_base_id, documents.name" in str(exc):
-                raise WriteConflict(f"another document named {document.name!r} was written concurrently") from exc
-            raise
+        self._write(kb, document, chunks, sql, slot_values, replaces)
 
     def _write(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk], sql: str,
-               slot_values: dict[str, Any]) -> None:
+               slot_values: dict[str, Any], replaces: int | None) -> None:
         with self.db.transaction() as conn:
+            check_revision(conn, document, replaces)  # at commit: the embedding ran before, outside any lock
             dropped = dropped_texts(conn, "document_id = ?", (document.id,))
             conn.execute("DELETE FROM chunks WHERE document_id = ?", (document.id,))
             conn.execute(

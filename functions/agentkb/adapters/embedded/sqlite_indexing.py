@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 
+from agentkb.adapters.embedded.sqlite_catalog import check_revision
 from agentkb.adapters.embedded.sqlite_db import Database, register_schema
 from agentkb.models.domain import Document
 
@@ -23,15 +24,16 @@ class SqliteIndexingQueue:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    def enqueue(self, document: Document) -> None:
+    def enqueue(self, document: Document, replaces: int | None = None) -> None:
         with self.db.transaction() as conn:
+            check_revision(conn, document, replaces)
             conn.execute(
                 "INSERT INTO documents (id, knowledge_base_id, workspace_id, name, source_url, content_hash, tags,"
                 " chunk_count, token_count, created_at, revision, source_path, status, error, content)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'indexing', NULL, ?)"
                 " ON CONFLICT(id) DO UPDATE SET source_url=excluded.source_url, content_hash=excluded.content_hash,"
                 " tags=excluded.tags, source_path=excluded.source_path, status='indexing', error=NULL,"
-                " content=excluded.content",
+                " content=excluded.content, revision=excluded.revision",
                 (document.id, document.knowledge_base_id, document.workspace_id, document.name, document.source_url,
                  document.content_hash, json.dumps(document.tags), document.chunk_count, document.token_count,
                  document.created_at, document.revision, document.source_path, document.content))
@@ -41,10 +43,13 @@ class SqliteIndexingQueue:
 
     def done(self, document: Document, error: str | None = None) -> None:
         with self.db.transaction() as conn:
-            conn.execute("DELETE FROM pending_documents WHERE document_id = ?", (document.id,))
+            # One entry per document: a later revision queued meanwhile keeps it (the worker indexes that one next)
+            conn.execute("DELETE FROM pending_documents WHERE document_id = ? AND NOT EXISTS (SELECT 1 FROM documents"
+                         " WHERE id = ? AND status = 'indexing' AND revision > ?)",
+                         (document.id, document.id, document.revision))
             if error is not None:
-                conn.execute("UPDATE documents SET status = 'failed', error = ? WHERE id = ? AND status = 'indexing'",
-                             (error, document.id))
+                conn.execute("UPDATE documents SET status = 'failed', error = ? WHERE id = ? AND status = 'indexing'"
+                             " AND revision = ?", (error, document.id, document.revision))
 
     def pending(self) -> list[tuple[str, str, str]]:
         """(workspace, knowledge base, document) of every queued document, oldest first."""
