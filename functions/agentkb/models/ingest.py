@@ -7,10 +7,15 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, StrictStr
 
 from agentkb.models.base import Model
+from agentkb.models.domain import SecretPolicy
 
 Name = Annotated[StrictStr, Field(min_length=1, max_length=256)]
 WorkspaceId = Annotated[StrictStr, Field(min_length=1, max_length=128)]
 MAX_DOCUMENT_CHARS = 1_500_000
+SECRET_POLICY = ("Documents in which the secret detector finds a credential: `flag` stores them with the chunks "
+                 "flagged (never reranked, never in snapshots), `refuse` answers 422 and stores nothing")
+SECRET_CHUNKS = ("Indexes of the chunks in which a secret was detected (never the secret); absent for a document "
+                 "stored before chunks were scanned (re-ingest it to scan it)")
 
 
 class TagDefinitionInput(Model):
@@ -30,6 +35,7 @@ class CreateKnowledgeBaseRequest(Model):
     description: Annotated[StrictStr, Field(max_length=4096)] | None = None
     embeddingModel: Annotated[StrictStr, Field(min_length=1, max_length=256)] | None = None
     tagDefinitions: Annotated[list[TagDefinitionInput], Field(max_length=17)] | None = None
+    secretPolicy: SecretPolicy = Field("flag", description=SECRET_POLICY)
 
 
 class TagDefinitionOut(Model):
@@ -47,6 +53,7 @@ class KnowledgeBaseOut(Model):
     embeddingDimension: int
     tagDefinitions: list[TagDefinitionOut]
     createdAt: str
+    secretPolicy: SecretPolicy = "flag"
 
 
 class KnowledgeBaseResponse(Model):
@@ -77,6 +84,7 @@ class DocumentOut(Model):
     tokenCount: int
     contentHash: str
     revision: int
+    secretChunks: list[int] | None = Field(None, description=SECRET_CHUNKS)
 
 
 class DocumentResponse(Model):
@@ -104,6 +112,7 @@ class DocumentSummaryOut(Model):
     status: Literal["indexing", "ready", "failed"]
     error: str | None = None
     createdAt: str
+    secretChunks: list[int] | None = Field(None, description=SECRET_CHUNKS)
 
 
 class DocumentListResponse(Model):

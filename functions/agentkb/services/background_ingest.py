@@ -14,6 +14,7 @@ from agentkb.config import ConfigurationError
 from agentkb.errors import DomainError
 from agentkb.models.domain import Document, Principal
 from agentkb.models.ingest import AddDocumentRequest
+from agentkb.services.document_secrets import refuse_text
 from agentkb.services.ingest import (
     DocumentInput,
     IngestDeps,
@@ -36,6 +37,7 @@ def submit_document(kb_id: str, request: AddDocumentRequest, principal: Principa
     if stored is not None:
         return stored, False
     kb, doc, previous = admitted.kb, admitted.doc, admitted.previous
+    refuse_text(kb, doc.content)  # a refusing KB stores nothing, not even the queued text
     pending = Document(
         id=previous.id if previous else str(uuid.uuid4()), knowledge_base_id=kb.id, workspace_id=kb.workspace_id,
         name=doc.name, source_url=doc.source_url, content_hash=admitted.digest, tags=doc.tags,
