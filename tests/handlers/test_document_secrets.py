@@ -66,14 +66,18 @@ def spy(override_ports: Any) -> SpyReranker:
 
 
 def test_flagged_chunks_are_listed_and_never_reranked(rw_key: str, spy: SpyReranker) -> None:
-    # Given a default (flag) knowledge base holding a document with an AWS secret and a clean one
+    # Given a default (flag) knowledge base whose clean document reranks as before (the spy sees its text)
     kb = create_kb(rw_key)
     assert kb["secretPolicy"] == "flag"
+    status, clean = add(rw_key, kb["id"], "clean.md", CLEAN)
+    assert status == 201 and clean["data"]["secretChunks"] == []
+    status, out = search(rw_key, kb["id"], rerankerEnabled=True)
+    assert status == 200 and out["data"]["rerankerStatus"] == "applied" and spy.sent == [CLEAN]
+    spy.sent.clear()
+    # And a document with an AWS secret
     status, leaky = add(rw_key, kb["id"], "leaky.md", LEAKY)
     assert status == 201 and leaky["data"]["secretChunks"] == [0], leaky
     assert AWS_SECRET not in json.dumps(leaky)
-    status, clean = add(rw_key, kb["id"], "clean.md", CLEAN)
-    assert status == 201 and clean["data"]["secretChunks"] == []
     # Then the document GET names the flagged chunk, never the secret's kind in place of the text
     status, got = get_doc(rw_key, kb["id"], leaky["data"]["id"])
     assert status == 200 and got["data"]["secretChunks"] == [0]
@@ -88,13 +92,6 @@ def test_flagged_chunks_are_listed_and_never_reranked(rw_key: str, spy: SpyReran
     # And without reranking the search answers as before (the contract enforces provenance on reranking)
     status, plain = search(rw_key, kb["id"])
     assert status == 200 and {r["documentName"] for r in plain["data"]["results"]} == {"leaky.md", "clean.md"}
-
-
-def test_reranking_clean_candidates_still_runs(rw_key: str, spy: SpyReranker) -> None:
-    kb = create_kb(rw_key)
-    add(rw_key, kb["id"], "clean.md", CLEAN)
-    status, out = search(rw_key, kb["id"], rerankerEnabled=True)
-    assert status == 200 and out["data"]["rerankerStatus"] == "applied" and spy.sent == [CLEAN]
 
 
 def test_reranking_refuses_even_without_a_reranker(rw_key: str) -> None:
@@ -118,7 +115,10 @@ def test_a_refusing_knowledge_base_stores_nothing(rw_key: str) -> None:
     assert add(rw_key, kb["id"], "clean.md", CLEAN)[0] == 201  # clean documents are welcome
 
 
-def test_an_unknown_secret_policy_is_a_400(rw_key: str) -> None:
+def test_the_secret_policy_is_kept_and_an_unknown_one_is_a_400(rw_key: str) -> None:
+    kb = create_kb(rw_key, "flag")
+    status, got = call("ingest", "GET", f"{BASES}/{kb['id']}", rw_key, query={"workspaceId": "ws1"})
+    assert status == 200 and got["data"]["secretPolicy"] == "flag"
     status, out = call("ingest", "POST", BASES, rw_key, {"workspaceId": "ws1", "name": "x", "secretPolicy": "drop"})
     assert status == 400 and out["error"]["code"] == "BAD_REQUEST"
 
