@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from tests.handlers.recall.recall_helpers import fake_embedder, memory_body  # noqa: F401  (a fixture)
+from tests.handlers.recall.recall_helpers import memory_body
 from tests.helpers import body_of, invoke, mint, rest_event
 from tests.ob1_client import Ob1Client, writeback_payload
+from tests.unit.recall.fake_embedders import HashEmbedder
 
 _rng = random.Random(1201)
 B64, HEX = string.ascii_letters + string.digits + "/+", "0123456789abcdef"
@@ -78,11 +79,13 @@ SURFACES: dict[str, Surface] = {"v1_memories": memories, "ob1_writeback": writeb
 
 
 @pytest.fixture()
-def key(container: Any) -> str:
-    return mint(container, ["ws1"], ["api:read", "api:write"], "red-team")
+def key(container: Any, override_ports: Any) -> str:
+    """A read-write key of ws1, with the hash embedder in place of the model (fast, deterministic)."""
+    minted = mint(container, ["ws1"], ["api:read", "api:write"], "red-team")
+    override_ports(embedder=HashEmbedder())
+    return minted
 
 
-@pytest.mark.usefixtures("fake_embedder")
 @pytest.mark.parametrize("surface", sorted(SURFACES))
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_every_surface_refuses_the_red_team_shapes(key: str, surface: str, shape: str) -> None:
@@ -93,7 +96,6 @@ def test_every_surface_refuses_the_red_team_shapes(key: str, surface: str, shape
     assert all(part not in raw for part in secret.split() if len(part) >= 16)  # never echoed
 
 
-@pytest.mark.usefixtures("fake_embedder")
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_a_flagging_knowledge_base_flags_the_red_team_shapes(key: str, shape: str) -> None:
     kb = _call("POST", "/api/v2/knowledge/bases", key, {"workspaceId": "ws1", "name": "flagging"})[1]["data"]["id"]
