@@ -116,6 +116,50 @@ def clean_texts() -> list[tuple[str, str]]:
     ]
 
 
+# Written after the detector's rules were fixed and never tuned on: the held-out split.
+HELD_OUT_SECRETS: list[tuple[str, Callable[[], str]]] = [
+    ("aws_access_key_id", lambda: f'"AccessKeyId": "AKIA{rand(UPPER_NUM, 16)}",'),
+    ("aws_secret_access_key", lambda: f"AWS_SECRET_ACCESS_KEY={aws_secret()}"),
+    ("aws_secret_access_key", lambda: f"the new one is {aws_secret()} (expires Friday)"),
+    ("aws_secret_access_key", lambda: f"- secretKey: {aws_secret()}"),
+    ("github_token", lambda: f"git clone https://x-access-token:ghs_{rand(ALNUM, 36)}@github.com/org/repo"),
+    ("github_token", lambda: f"My PAT: github_pat_{rand(ALNUM, 22)}_{rand(ALNUM, 59)}"),
+    ("slack_token", lambda: f"curl -H 'Authorization: Bearer xoxb-{rand(string.digits, 11)}-{rand(string.digits, 13)}-"
+                            f"{rand(ALNUM, 24)}' https://slack.com/api/chat.postMessage"),
+    ("slack_token", lambda: f"SLACK_APP_TOKEN: xapp-1-A{rand(UPPER_NUM, 10)}-{rand(string.digits, 13)}-"
+                            f"{rand('0123456789abcdef', 64)}"),
+    ("stripe_key", lambda: f"stripe.api_key = 'sk_live_{rand(ALNUM, 24)}'"),
+    ("google_api_key", lambda: "<script src=\"https://maps.googleapis.com/maps/api/js?key="
+                               f"AIza{rand(ALNUM + '_-', 35)}\">"),
+    ("openai_key", lambda: f"client = OpenAI(api_key=\"sk-proj-{rand(ALNUM + '_-', 56)}\")"),
+    ("jwt", lambda: f"id_token={jwt()}"),
+    ("private_key", lambda: pem("-----BEGIN ENCRYPTED PRIVATE KEY-----")),
+    ("private_key", lambda: pem("-----Begin Rsa Private Key-----")),
+    ("password_in_url", lambda: f"redis://default:{rand(ALNUM, 24)}@cache.internal:6379/0"),
+    ("credential_assignment", lambda: f"DB_PASSWORD='{rand(ALNUM + '!#%&', 18)}'"),
+    ("credential_assignment", lambda: f"<add key=\"ClientSecret\" value=\"{rand(ALNUM, 32)}\" />"),
+    ("credential_assignment", lambda: f"export API_KEY={rand(ALNUM, 32)}"),
+]
+
+
+def held_out_clean() -> list[tuple[str, str]]:
+    return [
+        ("prose", "Rotate the API key every quarter and store it in the vault, never in the repository."),
+        ("prose", "If the password reset email does not arrive, check the spam folder and try again."),
+        ("prose", "Our Slack workspace uses the #incidents channel for paging; tokens are issued by IT."),
+        ("code", "const apiKey = process.env.STRIPE_API_KEY;"),
+        ("code", "secret = get_secret(name=settings.secret_arn, max_age=300)"),
+        ("code", "if not password: raise ValueError('password is required')"),
+        ("code", "docker pull public.ecr.aws/lambda/python:3.11@sha256:" + rng.randbytes(32).hex()),
+        ("hash", "Merge pull request #412 from org/fix-retries (" + rng.randbytes(20).hex()[:7] + ")"),
+        ("hash", "integrity: sha512-" + base64.b64encode(rng.randbytes(64)).decode()),
+        ("uuid", f"trace_id={uuid.UUID(bytes=rng.randbytes(16))} span_id={rng.randbytes(8).hex()}"),
+        ("base64_image", "background: url(data:image/gif;base64,"
+                         + base64.b64encode(rng.randbytes(300)).decode() + ")"),
+        ("prose", "See docs/operations-aws.md#rotating-the-pepper for the procedure, and ask in #platform."),
+    ]
+
+
 def main() -> None:
     rows = []
     for kind, makers in SECRETS.items():
@@ -124,6 +168,10 @@ def main() -> None:
                 rows.append({"id": f"{kind}-{i}-{copy}", "label": 1, "kind": kind, "text": make()})
     for i, (kind, text) in enumerate(clean_texts()):
         rows.append({"id": f"clean-{kind}-{i}", "label": 0, "kind": kind, "text": text})
+    for i, (kind, make) in enumerate(HELD_OUT_SECRETS):
+        rows.append({"id": f"heldout-{kind}-{i}", "label": 1, "kind": kind, "text": make(), "split": "heldout"})
+    for i, (kind, text) in enumerate(held_out_clean()):
+        rows.append({"id": f"heldout-clean-{kind}-{i}", "label": 0, "kind": kind, "text": text, "split": "heldout"})
     OUT.write_text("".join(json.dumps(row) + "\n" for row in rows))
     print(f"{len(rows)} rows ({sum(r['label'] for r in rows)} secrets) -> {OUT}")
 
