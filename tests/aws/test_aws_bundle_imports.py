@@ -1,6 +1,6 @@
 """The AWS bundle has no numpy, onnxruntime or tokenizers: every handler must import (and build its AWS ports)
 with those modules blocked, in a fresh interpreter with AGENTKB_BACKEND=aws. pypdf (the ingest function's own
-layer) is imported only when a PDF arrives, never at a cold start."""
+layer) is imported only when a PDF arrives, and detect-secrets on the first secret scan, never at a cold start."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ from agentkb.composition import get_ports
 container = get_ports()
 ports = [type(getattr(container, n)).__name__ for n in ("catalog", "index", "embedder", "tokenizer", "reranker",
                                                           "keys", "secrets", "rate_limiter", "embedding_cache")]
-heavy = sorted(n for n in ("numpy", "onnxruntime", "tokenizers", "pypdf") if sys.modules.get(n) is not None)
+heavy = sorted(n for n in ("numpy", "onnxruntime", "tokenizers", "pypdf", "detect_secrets")
+               if sys.modules.get(n) is not None)
 print(json.dumps({{"ok": callable(module.lambda_handler), "ports": ports, "heavy": heavy}}))
 """
 

@@ -63,7 +63,7 @@ def test_documents_are_paged_with_status_and_text(rw_key: str) -> None:
     assert doc["data"] | {"createdAt": "t", "contentHash": "h"} == {
         "id": ids[3], "knowledgeBaseId": kb, "name": "doc-03.md", "sourceUrl": None, "sourcePath": None, "tags": {},
         "chunkCount": 1, "tokenCount": doc["data"]["tokenCount"], "contentHash": "h", "revision": 1,
-        "status": "ready", "createdAt": "t", "content": "Document number 3 talks about topic 3."}
+        "status": "ready", "createdAt": "t", "content": "Document number 3 talks about topic 3.", "secretChunks": []}
 
 
 def test_bad_paging_is_a_400_that_changes_nothing(rw_key: str) -> None:

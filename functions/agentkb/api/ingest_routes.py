@@ -41,6 +41,10 @@ def ingest_deps(ports: Annotated[Ports, Depends(get_ports)]) -> IngestDeps:
 Deps = Annotated[IngestDeps, Depends(ingest_deps)]
 
 
+def _listed(chunks: tuple[int, ...] | None) -> list[int] | None:
+    return list(chunks) if chunks is not None else None
+
+
 def _tags(kb: KnowledgeBase) -> list[TagDefinitionOut]:
     return [TagDefinitionOut(tagName=t.tag_name, fieldType=t.field_type, slot=t.slot) for t in kb.tag_definitions]
 
@@ -53,7 +57,7 @@ def create_knowledge_base(request: Annotated[CreateKnowledgeBaseRequest, Body()]
     kb = ingest.create_knowledge_base(request, current_principal(), deps)
     out = KnowledgeBaseOut(id=kb.id, workspaceId=kb.workspace_id, name=kb.name, description=kb.description,
                            embeddingModel=kb.profile.model, embeddingDimension=kb.profile.dimension,
-                           tagDefinitions=_tags(kb), createdAt=kb.created_at)
+                           tagDefinitions=_tags(kb), createdAt=kb.created_at, secretPolicy=kb.secret_policy)
     return json_model_response(201, KnowledgeBaseResponse(data=out))
 
 
@@ -71,6 +75,7 @@ def list_tags(knowledgeBaseId: str, workspace_id: WorkspaceQuery, deps: Deps) ->
                         409: ERRORS[400] | {"description": "The document is not at expectedRevision (details."
                                                            "currentRevision), or this deployment cannot embed for the "
                                                            "KB's profile"},
+                        422: ERRORS[400] | {"description": "A secret was detected and the KB refuses such documents"},
                         **ERRORS})
 def add_document(knowledgeBaseId: str, request: Annotated[AddDocumentRequest, Body()], deps: Deps) -> Response[Any]:
     doc, accepted = submit_document(knowledgeBaseId, request, current_principal(), deps)
@@ -79,7 +84,8 @@ def add_document(knowledgeBaseId: str, request: Annotated[AddDocumentRequest, Bo
             id=doc.id, knowledgeBaseId=doc.knowledge_base_id, name=doc.name, contentHash=doc.content_hash,
             revision=doc.revision, status="indexing")))
     out = DocumentOut(id=doc.id, knowledgeBaseId=doc.knowledge_base_id, name=doc.name, chunkCount=doc.chunk_count,
-                      tokenCount=doc.token_count, contentHash=doc.content_hash, revision=doc.revision)
+                      tokenCount=doc.token_count, contentHash=doc.content_hash, revision=doc.revision,
+                      secretChunks=_listed(doc.secret_chunks))
     return json_model_response(201, DocumentResponse(data=out))
 
 

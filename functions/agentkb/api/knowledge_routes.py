@@ -38,14 +38,16 @@ def kb_out(kb: KnowledgeBase) -> KnowledgeBaseOut:
     return KnowledgeBaseOut(id=kb.id, workspaceId=kb.workspace_id, name=kb.name, description=kb.description,
                             embeddingModel=kb.profile.model, embeddingDimension=kb.profile.dimension,
                             tagDefinitions=[TagDefinitionOut(tagName=t.tag_name, fieldType=t.field_type, slot=t.slot)
-                                            for t in kb.tag_definitions], createdAt=kb.created_at)
+                                            for t in kb.tag_definitions], createdAt=kb.created_at,
+                            secretPolicy=kb.secret_policy)
 
 
 def _summary(doc: Document) -> dict[str, Any]:
     return {"id": doc.id, "knowledgeBaseId": doc.knowledge_base_id, "name": doc.name, "sourceUrl": doc.source_url,
             "sourcePath": doc.source_path, "tags": doc.tags, "chunkCount": doc.chunk_count,
             "tokenCount": doc.token_count, "contentHash": doc.content_hash, "revision": doc.revision,
-            "status": doc.status, "createdAt": doc.created_at, **({"error": doc.error} if doc.error else {})}
+            "status": doc.status, "createdAt": doc.created_at, **({"error": doc.error} if doc.error else {}),
+            **({"secretChunks": list(doc.secret_chunks)} if doc.secret_chunks is not None else {})}
 
 
 @router.get(BASES, operation_id="listKnowledgeBases", summary="List the workspace's knowledge bases (paged)",

@@ -21,7 +21,10 @@ def search_deps(ports: Annotated[Ports, Depends(get_ports)]) -> SearchDeps:
 
 
 @router.post("/api/v2/knowledge/search", operation_id="searchKnowledge", summary="Search knowledge",
-             responses={200: ok(KnowledgeSearchResponse, "Matching document chunks ordered by relevance."), **ERRORS})
+             responses={200: ok(KnowledgeSearchResponse, "Matching document chunks ordered by relevance."),
+                        409: ERRORS[400] | {"description": "Reranking refused: a candidate chunk carries a detected "
+                                                           "secret (details.reason `secret_provenance`)"},
+                        **ERRORS})
 def search_knowledge_route(request: Annotated[KnowledgeSearchRequest, Body()],
                            deps: Annotated[SearchDeps, Depends(search_deps)]) -> Response[Any]:
     outcome = search_knowledge(request, current_principal(), deps)

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 FieldType = Literal["text", "number", "date", "boolean"]
 DocumentStatus = Literal["indexing", "ready", "failed"]
+SecretPolicy = Literal["flag", "refuse"]
 TagValue = str | float | bool
 
 # Typed slots per knowledge base: a tag name maps to one slot of its field type.
@@ -41,6 +42,7 @@ class KnowledgeBase:
     profile: EmbeddingProfile
     tag_definitions: tuple[TagDefinition, ...]
     created_at: str
+    secret_policy: SecretPolicy = "flag"  # documents carrying a detected secret: flagged per chunk, or refused
 
     def tag(self, name: str) -> TagDefinition | None:
         return next((t for t in self.tag_definitions if t.tag_name == name), None)
@@ -63,6 +65,7 @@ class Document:
     status: DocumentStatus = "ready"
     error: str | None = None
     content: str | None = None  # the full text on writes; catalog reads leave it out (Catalog.document_content)
+    secret_chunks: tuple[int, ...] | None = None  # indexes of chunks with a detected secret; None: never scanned
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +81,7 @@ class Chunk:
     embedding: list[float] | None = None
     pages: tuple[int, ...] = ()  # PDF pages the chunk's text comes from (1-based), empty for other formats
     context: str = ""  # the document title and section headings above the chunk: indexed with it by both legs
+    secret: bool = False  # the secret detector found a credential in it (services/document_secrets.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +143,7 @@ class IndexHit:
     metadata: dict[str, Any]
     score: float
     similarity: float | None = None
+    secret: bool | None = None  # the chunk's stored secret flag; None: stored before chunks were scanned
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, Stri
 
 from agentkb.models.base import Model
 from agentkb.models.bounds import MAX_TAG_DEFINITIONS, MAX_TAG_NAME, MAX_TEXT_TAG_VALUE, WorkspaceId
+from agentkb.models.domain import SecretPolicy
 
 Name = Annotated[StrictStr, Field(min_length=1, max_length=256)]
 MAX_DOCUMENT_CHARS = 1_500_000
@@ -16,6 +17,10 @@ TagName = Annotated[StrictStr, Field(min_length=1, max_length=MAX_TAG_NAME)]
 DocumentTags = Annotated[dict[TagName, Annotated[StrictStr, Field(max_length=MAX_TEXT_TAG_VALUE)] | StrictBool
                               | StrictInt | StrictFloat], Field(max_length=MAX_TAG_DEFINITIONS)]
 MAX_REVISION = 2**53 - 1  # JSON's exact integers: a revision a client reads back is the one it sends
+SECRET_POLICY = ("Documents in which the secret detector finds a credential: `flag` stores them with the chunks "
+                 "flagged (never reranked, never in snapshots), `refuse` answers 422 and stores nothing")
+SECRET_CHUNKS = ("Indexes of the chunks in which a secret was detected (never the secret); absent for a document "
+                 "stored before chunks were scanned (re-ingest it to scan it)")
 
 
 class TagDefinitionInput(Model):
@@ -35,6 +40,7 @@ class CreateKnowledgeBaseRequest(Model):
     description: Annotated[StrictStr, Field(max_length=4096)] | None = None
     embeddingModel: Annotated[StrictStr, Field(min_length=1, max_length=256)] | None = None
     tagDefinitions: Annotated[list[TagDefinitionInput], Field(max_length=MAX_TAG_DEFINITIONS)] | None = None
+    secretPolicy: SecretPolicy = Field("flag", description=SECRET_POLICY)
 
 
 class TagDefinitionOut(Model):
@@ -52,6 +58,7 @@ class KnowledgeBaseOut(Model):
     embeddingDimension: int
     tagDefinitions: list[TagDefinitionOut]
     createdAt: str
+    secretPolicy: SecretPolicy = "flag"
 
 
 class KnowledgeBaseResponse(Model):
@@ -88,6 +95,7 @@ class DocumentOut(Model):
     tokenCount: int
     contentHash: str
     revision: int
+    secretChunks: list[int] | None = Field(None, description=SECRET_CHUNKS)
 
 
 class DocumentResponse(Model):
@@ -115,6 +123,7 @@ class DocumentSummaryOut(Model):
     status: Literal["indexing", "ready", "failed"]
     error: str | None = None
     createdAt: str
+    secretChunks: list[int] | None = Field(None, description=SECRET_CHUNKS)
 
 
 class DocumentListResponse(Model):

@@ -160,6 +160,7 @@ class Candidate:
     index_version: str | None = None
     embedding_profile: str | None = None
     stale: bool = False
+    secret: bool = False  # a knowledge chunk carrying a detected secret: never packed (reason `classification`)
 
 
 @dataclass(frozen=True, slots=True)

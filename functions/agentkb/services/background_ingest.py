@@ -15,6 +15,7 @@ from agentkb.errors import DomainError, RevisionConflict
 from agentkb.models.domain import Document, Principal
 from agentkb.models.ingest import AddDocumentRequest
 from agentkb.services.document_revisions import Replaced, write_serialised
+from agentkb.services.document_secrets import refuse_text
 from agentkb.services.ingest import (
     DocumentInput,
     IngestDeps,
@@ -38,6 +39,7 @@ def submit_document(kb_id: str, request: AddDocumentRequest, principal: Principa
         return add_document(kb_id, request, principal, deps), False
     admitted = admit_document(kb_id, request, principal, deps)
     kb, doc = admitted.kb, admitted.doc
+    refuse_text(kb, doc.content)  # a refusing KB stores nothing, not even the queued text
 
     def attempt(replaced: Replaced) -> tuple[Document, bool]:
         stored = stored_as_is(replaced, doc, admitted.digest)

@@ -18,6 +18,7 @@ from agentkb.services.chunking import (
     content_hash,
 )
 from agentkb.services.document_revisions import Replaced, check_expected, write_serialised
+from agentkb.services.document_secrets import enforce_policy, secret_chunk_indexes
 from agentkb.services.extract_text import ExtractedText
 from agentkb.services.tag_filters import assign_slots, validate_document_tags
 
@@ -56,7 +57,7 @@ def create_knowledge_base(request: CreateKnowledgeBaseRequest, principal: Princi
     kb = KnowledgeBase(id=str(uuid.uuid4()), workspace_id=request.workspaceId, name=request.name,
                        description=request.description,
                        profile=EmbeddingProfile(model, deps.embedder.dimension), tag_definitions=tags,
-                       created_at=now_iso())
+                       created_at=now_iso(), secret_policy=request.secretPolicy)
     deps.catalog.create_knowledge_base(kb)
     return kb
 
@@ -110,8 +111,9 @@ class DocumentInput:
 
 
 def unchanged(previous: Document | None, doc: DocumentInput, digest: str) -> bool:
-    """Same text, tags, URL and source: nothing to re-index (idempotent re-ingest)."""
-    return previous is not None and previous.status == "ready" and (
+    """Same text, tags, URL and source: nothing to re-index (idempotent re-ingest). A document stored before
+    chunks were scanned for secrets is re-indexed once, which scans it."""
+    return previous is not None and previous.status == "ready" and previous.secret_chunks is not None and (
         previous.content_hash, previous.tags, previous.source_url, previous.source_path) == (
         digest, doc.tags, doc.source_url, doc.source_path)
 
@@ -173,12 +175,14 @@ def write_prepared(deps: IngestDeps, kb: KnowledgeBase, doc: DocumentInput, piec
 
     expected: the revision the write must replace (0: the name must be free); None replaces whatever is current."""
     digest = content_hash(doc.content)
+    flagged = secret_chunk_indexes(pieces)
+    enforce_policy(kb, pieces, flagged)
 
     def attempt(replaced: Replaced) -> Document:
         stored = stored_as_is(replaced, doc, digest)
         if stored is not None:
             return stored
-        document = new_revision(kb, doc, replaced, digest, pieces)
+        document = replace(new_revision(kb, doc, replaced, digest, pieces), secret_chunks=flagged)
         deps.index.write_document(kb, document, _chunks(document, pieces, vectors, doc.pages),
                                   replaces=replaced.revision)
         return document
@@ -190,6 +194,8 @@ def prepare(deps: IngestDeps, kb: KnowledgeBase, content: str) -> tuple[list[Tex
     pieces = chunk_markdown(content, deps.tokenizer, deps.chunk_tokens, deps.overlap_tokens)
     if not pieces:
         raise BadRequest("The document has no text", details=[{"path": "content", "message": "no tokens"}])
+    if kb.secret_policy == "refuse":  # refused before any embedding (write_prepared scans every document)
+        enforce_policy(kb, pieces, secret_chunk_indexes(pieces))
     # Vectors are keyed by what was embedded (context + content): a chunk under a renamed heading is re-embedded.
     return pieces, embed_chunks(deps, kb.profile, [(content_hash(p.embedding_text), p.embedding_text)
                                                    for p in pieces])
@@ -211,7 +217,7 @@ def write_queued(deps: IngestDeps, kb: KnowledgeBase, queued: Document, doc: Doc
     """Index a document accepted with 202 at the revision it took then; RevisionConflict when a later write of
     the name came meanwhile (that one stays: nothing of this one is stored)."""
     document = replace(new_revision(kb, doc, Replaced(queued.revision, queued.id, queued), queued.content_hash,
-                                    pieces), revision=queued.revision)
+                                    pieces), revision=queued.revision, secret_chunks=secret_chunk_indexes(pieces))
     deps.index.write_document(kb, document, _chunks(document, pieces, vectors, doc.pages), replaces=queued.revision)
     return document
 
@@ -221,7 +227,8 @@ def _chunks(document: Document, pieces: list[TextChunk], vectors: dict[str, list
     return [Chunk(id=f"{document.id}:{document.revision}:{p.index}", document_id=document.id, chunk_index=p.index,
                   content=p.content, token_count=p.token_count, content_hash=p.content_hash,
                   embedding=vectors[content_hash(p.embedding_text)], context=p.context,
-                  pages=pages[p.index] if p.index < len(pages) else ()) for p in pieces]
+                  pages=pages[p.index] if p.index < len(pages) else (),
+                  secret=p.index in (document.secret_chunks or ())) for p in pieces]
 
 
 def delete_document(kb_id: str, document_id: str, workspace_id: str, principal: Principal, deps: IngestDeps) -> None:

@@ -1,7 +1,7 @@
 """The write-back firewall: secrets, raw transcripts, reasoning dumps and large code blocks are refused before
 anything is stored, with every reason listed (the memory type and path of each, never the offending text).
 
-Our credential firewall (memory_firewall.py) is the floor; on top, rules at least as strict as OB1's server: any
+The one secret detector (secret_detector.py) is the floor; on top, rules at least as strict as OB1's server: any
 credential-named assignment of 12+ characters, two fenced code blocks or 20+ lines over 120 characters, 15,000+
 characters or 7+ chat-role lines, and reasoning traces (thinking tags, Thought:/Reasoning: lines).
 """
@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from agentkb.errors import Unprocessable
-from agentkb.services.memory_firewall import find_secrets
+from agentkb.services.secret_detector import find_secrets
 
 BLOCKED = "Unsafe write-back blocked"
 # No word boundary before the name: `mysecret: ...` and `xsk-...` are refused too.
@@ -22,6 +22,7 @@ _SK_KEY = re.compile(r"sk-[A-Za-z0-9_-]{20,}")
 _ROLE_LINE = re.compile(r"(?i)^\s*(?:user|assistant|system|agent|human|ai|tool)\s*:")
 _REASONING_TAG = re.compile(r"(?i)<\s*(?:think|thinking|reasoning|scratchpad|chain[_ -]?of[_ -]?thought)\s*>")
 _REASONING_LINE = re.compile(r"(?i)^\s*(?:thought|reasoning|internal monologue)\s*:")
+_CREDENTIAL_KINDS = ("credential_assignment", "password_in_url")  # the detector's kinds OB1 calls credential-like
 MAX_CHARS = 15_000
 MAX_ROLE_LINES = 6
 MAX_LONG_LINES = 20
@@ -48,9 +49,9 @@ def unsafe_reasons(text: str) -> list[str]:
     secrets = find_secrets(text)
     if "private_key" in secrets:
         reasons.append("private_key")
-    if any(kind not in ("private_key", "credential_assignment") for kind in secrets) or _SK_KEY.search(text):
+    if any(kind not in ("private_key", *_CREDENTIAL_KINDS) for kind in secrets) or _SK_KEY.search(text):
         reasons.append("api_key")
-    if "credential_assignment" in secrets or _CREDENTIAL.search(text):
+    if any(kind in _CREDENTIAL_KINDS for kind in secrets) or _CREDENTIAL.search(text):
         reasons.append("credential_like_string")
     lines = text.splitlines()
     if text.count("```") >= 4 or sum(len(line) > LONG_LINE for line in lines) > MAX_LONG_LINES:

@@ -9,6 +9,7 @@ from agentkb.errors import BadRequest, DependencyError, NotFound, ServiceUnavail
 from agentkb.models.domain import IndexHit, IndexQuery, KnowledgeBase, LegHit, Principal, RerankOutcome
 from agentkb.models.search import KnowledgeSearchData, KnowledgeSearchRequest, KnowledgeSearchResult
 from agentkb.ports import Catalog, Embedder, Index, Reranker
+from agentkb.services.document_secrets import enforce_rerank_provenance
 from agentkb.services.fusion import fair_share, fuse_lexical, fuse_reciprocal_rank
 from agentkb.services.query_vectors import QueryVectorCache
 from agentkb.services.tag_filters import compile_filters
@@ -36,6 +37,7 @@ class SearchOutcome:
     data: KnowledgeSearchData
     degraded: str | None = None  # e.g. "vector_unavailable": the hybrid search ran lexical-only
     knowledge_bases: tuple[KnowledgeBase, ...] = ()  # as this search read them: callers need not read them again
+    hits: tuple[IndexHit, ...] = ()  # the stored chunks behind data.results, in the same order (provenance)
 
 
 def load_knowledge_bases(catalog: Catalog, principal: Principal, workspace_id: str,
@@ -166,6 +168,7 @@ def _finish(request: KnowledgeSearchRequest, deps: SearchDeps, kb_ids: list[str]
         if not query or not chosen:
             status = "skipped"
         else:
+            enforce_rerank_provenance([h for h, _, _ in chosen])  # before any text leaves for the model
             try:
                 outcome = deps.reranker.rerank(query, [h.content for h, _, _ in chosen], request.rerankerModel)
             except DependencyError:  # a failed reranker never fails the search: retrieval order is kept
@@ -177,6 +180,7 @@ def _finish(request: KnowledgeSearchRequest, deps: SearchDeps, kb_ids: list[str]
                 status = "unavailable"  # a reranker answer that does not cover every candidate is not usable
     if reranker_scores is not None:
         order = sorted(range(len(chosen)), key=lambda i: (-reranker_scores[i], i))[:top_k]
+        hits = [chosen[i][0] for i in order]
         results = []
         for rank, i in enumerate(order, start=1):
             hit, similarity, _ = chosen[i]
@@ -185,7 +189,8 @@ def _finish(request: KnowledgeSearchRequest, deps: SearchDeps, kb_ids: list[str]
             results.append(result)
     else:
         picked = fair_share([(c, c[0].knowledge_base_id) for c in chosen], top_k)
+        hits = [h for h, _, _ in picked]
         results = [_result(h, s, r, rank) for rank, (h, s, r) in enumerate(picked, start=1)]
     data = KnowledgeSearchData(results=results, query=query, knowledgeBaseIds=kb_ids, topK=top_k,
                                totalResults=len(results), rerankerStatus=status)
-    return SearchOutcome(data=data, degraded=degraded)
+    return SearchOutcome(data=data, degraded=degraded, hits=tuple(hits))

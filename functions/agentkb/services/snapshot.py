@@ -156,7 +156,7 @@ def ordered_candidates(request: CreateSnapshotRequest, principal: Principal,
 def governance_reason(candidate: Candidate, max_classification: str, allowed_tiers: set[str] | None,
                       seen: set[str]) -> str | None:
     """Why a candidate may not enter the snapshot (before budgeting), or None."""
-    if CLASSIFICATION_ORDER[candidate.classification] > CLASSIFICATION_ORDER[max_classification]:
+    if candidate.secret or CLASSIFICATION_ORDER[candidate.classification] > CLASSIFICATION_ORDER[max_classification]:
         return "classification"
     if allowed_tiers is not None and candidate.trust_tier not in allowed_tiers:
         return "denied"
@@ -168,8 +168,9 @@ def governance_reason(candidate: Candidate, max_classification: str, allowed_tie
 
 
 def _exclusion(candidate: Candidate, reason: str) -> dict[str, Any]:
-    return {"sourceId": candidate.source_id, "reason": reason, "class": candidate.item_class,
-            "chunkId": candidate.chunk_id}
+    exclusion = {"sourceId": candidate.source_id, "reason": reason, "class": candidate.item_class,
+                 "chunkId": candidate.chunk_id}
+    return {**exclusion, "secretDetected": True} if candidate.secret else exclusion  # says why, never what
 
 
 def assemble(request: CreateSnapshotRequest, principal: Principal, deps: SnapshotDeps,

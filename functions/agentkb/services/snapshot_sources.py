@@ -25,6 +25,7 @@ from agentkb.models.snapshot import (
 )
 from agentkb.ports import Embedder, GraphStore, SnapshotStore
 from agentkb.services.chunking import content_hash
+from agentkb.services.document_secrets import is_flagged
 from agentkb.services.graph_search import search_graph
 from agentkb.services.search import SearchDeps, search_knowledge
 
@@ -103,7 +104,7 @@ def knowledge_candidates(request: CreateSnapshotRequest, principal: Principal, d
     kbs = {kb.id: kb for kb in outcome.knowledge_bases}  # the search has read (and checked) every allowed KB
     versions = {k: deps.snapshots.index_version(k) for k in allowed}
     leg: list[Candidate] = []
-    for r in results:
+    for r, hit in zip(results, outcome.hits, strict=True):
         kb = kbs.get(r.knowledgeBaseId)
         document = catalog.get_document(r.knowledgeBaseId, r.documentId)
         revision = document.content_hash if document else "unknown"
@@ -115,7 +116,8 @@ def knowledge_candidates(request: CreateSnapshotRequest, principal: Principal, d
             provenance=document_uri(scope.workspaceId, r.knowledgeBaseId, r.documentId, r.chunkIndex),
             index_version=f"{r.knowledgeBaseId}@{versions[r.knowledgeBaseId]}",
             embedding_profile=kb.profile.key if kb else None,
-            stale=document is None))  # the index still serves a document the catalog no longer has
+            stale=document is None,  # the index still serves a document the catalog no longer has
+            secret=is_flagged(hit)))
     return Gathered([leg], skipped)
 
 

@@ -31,7 +31,8 @@ def _kb(item: dict[str, Any]) -> KnowledgeBase:
     tags = tuple(TagDefinition(t["tagName"], t["fieldType"], t["slot"]) for t in raw)
     return KnowledgeBase(get_s(item, "kb_id") or "", get_s(item, "workspace_id") or "", get_s(item, "name") or "",
                          get_s(item, "description"), EmbeddingProfile(get_s(item, "model") or "", get_n(item, "dim")),
-                         tags, get_s(item, "created_at") or "")
+                         tags, get_s(item, "created_at") or "",
+                         "refuse" if get_s(item, "secret_policy") == "refuse" else "flag")
 
 
 class DynamoDbCatalog(DocumentItems):
@@ -78,7 +79,7 @@ class DynamoDbCatalog(DocumentItems):
                            for t in kb.tag_definitions])
         item = {**key(ws, f"KB#{kb.id}"), "kb_id": s(kb.id), "workspace_id": s(kb.workspace_id), "name": s(kb.name),
                 "model": s(kb.profile.model), "dim": n(kb.profile.dimension), "tags": s(tags),
-                "created_at": s(kb.created_at)}
+                "created_at": s(kb.created_at), "secret_policy": s(kb.secret_policy)}
         if kb.description is not None:
             item["description"] = s(kb.description)
         now = datetime.now(UTC).isoformat()

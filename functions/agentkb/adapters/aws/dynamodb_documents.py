@@ -43,7 +43,12 @@ def document_from_item(item: dict[str, Any]) -> Document:
                     json.loads(get_s(item, "tags") or "{}"), get_n(item, "chunk_count"), get_n(item, "token_count"),
                     get_s(item, "created_at") or "", get_n(item, "revision", 1), get_s(item, "source_path"),
                     status if status in ("indexing", "ready", "failed") else "ready",  # type: ignore[arg-type]
-                    get_s(item, "error"))
+                    get_s(item, "error"), secret_chunks=_indexes(get_s(item, "secret_chunks")))
+
+
+def _indexes(stored: str | None) -> tuple[int, ...] | None:
+    """Chunk indexes with a detected secret (a JSON list); None for a record written before chunks were scanned."""
+    return tuple(json.loads(stored)) if stored is not None else None
 
 
 def document_item(document: Document) -> dict[str, Any]:
@@ -56,6 +61,8 @@ def document_item(document: Document) -> dict[str, Any]:
                         ("error", document.error)):
         if value is not None:
             item[name] = s(value)
+    if document.secret_chunks is not None:
+        item["secret_chunks"] = s(json.dumps(list(document.secret_chunks)))
     if document.content is not None:
         item["text_parts"] = n(len(_parts(document.content)))
     return item

@@ -28,6 +28,7 @@ def index_body(profile: EmbeddingProfile, generation: str) -> dict[str, Any]:
         "source_url": {"type": "keyword", "index": False},
         "chunk_index": {"type": "integer"}, "token_count": {"type": "integer"}, "revision": {"type": "integer"},
         "tags": {"type": "object", "enabled": False},  # stored in _source for the results' metadata
+        "secret": {"type": "boolean"},  # the secret detector found a credential in the chunk (issue 23)
     }
     for kind, count in TAG_SLOTS.items():
         properties.update({f"{kind}{i}": {"type": SLOT_TYPES[kind]} for i in range(1, count + 1)})

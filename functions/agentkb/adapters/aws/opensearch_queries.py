@@ -14,7 +14,7 @@ from agentkb.models.domain import Chunk, Document, IndexHit, IndexQuery, Knowled
 
 LEG_FIELDS = ["chunk_id", "knowledge_base_id", "document_id"]  # what a leg needs: ids (and the score)
 HIT_FIELDS = ["chunk_id", "knowledge_base_id", "document_id", "document_name", "source_url", "content",
-              "chunk_index", "tags"]
+              "chunk_index", "tags", "secret"]
 _WORD = re.compile(r"\w", re.UNICODE)
 
 
@@ -35,7 +35,7 @@ def chunk_source(kb: KnowledgeBase, document: Document, chunk: Chunk, slots: dic
             "document_id": document.id, "document_name": document.name, "source_url": document.source_url,
             "chunk_index": chunk.chunk_index, "content": chunk.content, "context": chunk.context,
             "token_count": chunk.token_count, "content_hash": chunk.content_hash, "revision": document.revision,
-            "tags": _chunk_metadata(document, chunk), "embedding": chunk.embedding, **slots}
+            "tags": _chunk_metadata(document, chunk), "embedding": chunk.embedding, "secret": chunk.secret, **slots}
 
 
 def _chunk_metadata(document: Document, chunk: Chunk) -> dict[str, Any]:
@@ -89,7 +89,7 @@ def index_hit(raw: dict[str, Any]) -> IndexHit:
     s = raw.get("_source") or {}
     return IndexHit(s["chunk_id"], s["knowledge_base_id"], s["document_id"], s.get("document_name"),
                     s.get("source_url"), s.get("content", ""), int(s.get("chunk_index", 0)),
-                    clean_metadata(s.get("tags")), 0.0)
+                    clean_metadata(s.get("tags")), 0.0, secret=s.get("secret"))  # absent: stored before scanning
 
 
 def leg_hit(raw: dict[str, Any], score: float) -> LegHit:

@@ -43,8 +43,11 @@ CREATE INDEX IF NOT EXISTS chunks_kb ON chunks (knowledge_base_id, rowid);
 CREATE INDEX IF NOT EXISTS chunks_document ON chunks (document_id);
 """, columns={
     # issue 16: where a document came from, its indexing status and its text (GET document shows it)
-    "documents": ("source_path TEXT", "status TEXT NOT NULL DEFAULT 'ready'", "error TEXT", "content TEXT"),
-    "chunks": ("pages TEXT", "context TEXT NOT NULL DEFAULT ''"),  # context: issue 17 (title, headings)
+    "documents": ("source_path TEXT", "status TEXT NOT NULL DEFAULT 'ready'", "error TEXT", "content TEXT",
+                  "secret_chunks TEXT"),  # issue 23: JSON chunk indexes with a detected secret; NULL: never scanned
+    "chunks": ("pages TEXT", "context TEXT NOT NULL DEFAULT ''",  # context: issue 17 (title, headings)
+               "secret INTEGER"),  # issue 23: 1 when a secret was detected, 0 clean, NULL stored before scanning
+    "knowledge_bases": ("secret_policy TEXT NOT NULL DEFAULT 'flag'",),
 }, migrate=_index_source_paths)
 
 
@@ -53,19 +56,25 @@ _SQL_VARIABLES = 500  # per IN (...) list: well below SQLite's limit of host par
 
 # Every document column but its text: registry reads stay small however big the documents are.
 DOCUMENT_COLUMNS = ("id, knowledge_base_id, workspace_id, name, source_url, content_hash, tags, chunk_count,"
-                    " token_count, created_at, revision, source_path, status, error")
+                    " token_count, created_at, revision, source_path, status, error, secret_chunks")
 
 
 def _kb(row: sqlite3.Row) -> KnowledgeBase:
     tags = tuple(TagDefinition(t["tagName"], t["fieldType"], t["slot"]) for t in json.loads(row["tag_definitions"]))
     return KnowledgeBase(row["id"], row["workspace_id"], row["name"], row["description"],
-                         EmbeddingProfile(row["embedding_model"], row["embedding_dimension"]), tags, row["created_at"])
+                         EmbeddingProfile(row["embedding_model"], row["embedding_dimension"]), tags, row["created_at"],
+                         row["secret_policy"])
 
 
 def document_from_row(row: sqlite3.Row) -> Document:
     return Document(row["id"], row["knowledge_base_id"], row["workspace_id"], row["name"], row["source_url"],
                     row["content_hash"], json.loads(row["tags"]), row["chunk_count"], row["token_count"],
-                    row["created_at"], row["revision"], row["source_path"], row["status"], row["error"])
+                    row["created_at"], row["revision"], row["source_path"], row["status"], row["error"],
+                    secret_chunks=_indexes(row["secret_chunks"]))
+
+
+def _indexes(stored: str | None) -> tuple[int, ...] | None:
+    return tuple(json.loads(stored)) if stored is not None else None
 
 
 def check_revision(conn: sqlite3.Connection, document: Document, replaces: int | None) -> None:
@@ -104,9 +113,10 @@ class SqliteCatalog:
                 conn.execute("INSERT OR IGNORE INTO workspaces (id) VALUES (?)", (kb.workspace_id,))
                 conn.execute(
                     "INSERT INTO knowledge_bases (id, workspace_id, name, description, embedding_model,"
-                    " embedding_dimension, tag_definitions, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    " embedding_dimension, tag_definitions, created_at, secret_policy)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (kb.id, kb.workspace_id, kb.name, kb.description, kb.profile.model, kb.profile.dimension, tags,
-                     kb.created_at))
+                     kb.created_at, kb.secret_policy))
         except sqlite3.IntegrityError as exc:  # a concurrent create took the name: the DynamoDB catalog's answer
             if "knowledge_bases.workspace_id, knowledge_bases.name" not in str(exc):
                 raise

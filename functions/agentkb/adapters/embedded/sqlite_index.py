@@ -57,7 +57,7 @@ class SqliteIndex:
         slots = {t.slot: document.tags.get(t.tag_name) for t in kb.tag_definitions}
         slot_values = {s: (int(v) if isinstance(v, bool) else v) for s, v in slots.items()}
         columns = ["id", "workspace_id", "knowledge_base_id", "document_id", "chunk_index", "content",
-                   "token_count", "content_hash", "embedding", "pages", "context", *slot_values]
+                   "token_count", "content_hash", "embedding", "pages", "context", "secret", *slot_values]
         sql = f"INSERT INTO chunks ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
         self._write(kb, document, chunks, sql, slot_values, replaces)
 
@@ -69,19 +69,22 @@ class SqliteIndex:
             conn.execute("DELETE FROM chunks WHERE document_id = ?", (document.id,))
             conn.execute(
                 "INSERT INTO documents (id, knowledge_base_id, workspace_id, name, source_url, content_hash, tags,"
-                " chunk_count, token_count, created_at, revision, source_path, status, error, content)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " chunk_count, token_count, created_at, revision, source_path, status, error, content, secret_chunks)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT(id) DO UPDATE SET name=excluded.name, source_url=excluded.source_url,"
                 " content_hash=excluded.content_hash, tags=excluded.tags, chunk_count=excluded.chunk_count,"
                 " token_count=excluded.token_count, revision=excluded.revision, source_path=excluded.source_path,"
-                " status=excluded.status, error=excluded.error, content=excluded.content",
+                " status=excluded.status, error=excluded.error, content=excluded.content,"
+                " secret_chunks=excluded.secret_chunks",
                 (document.id, kb.id, kb.workspace_id, document.name, document.source_url, document.content_hash,
                  json.dumps(document.tags), document.chunk_count, document.token_count, document.created_at,
-                 document.revision, document.source_path, document.status, document.error, document.content))
+                 document.revision, document.source_path, document.status, document.error, document.content,
+                 None if document.secret_chunks is None else json.dumps(list(document.secret_chunks))))
             conn.executemany(sql, [
                 (c.id, kb.workspace_id, kb.id, document.id, c.chunk_index, c.content, c.token_count,
                  c.content_hash, np.asarray(c.embedding, dtype=np.float32).tobytes() if c.embedding else None,
-                 json.dumps(list(c.pages)) if c.pages else None, c.context, *slot_values.values()) for c in chunks])
+                 json.dumps(list(c.pages)) if c.pages else None, c.context, int(c.secret), *slot_values.values())
+                for c in chunks])
             release_vectors(conn, kb.profile.key, dropped)  # after the new chunks: text they keep keeps its vector
             conn.execute("UPDATE knowledge_bases SET version = version + 1 WHERE id = ?", (kb.id,))
 
@@ -204,13 +207,14 @@ class SqliteIndex:
             part = ids[start:start + 500]
             rows = conn.execute(
                 "SELECT c.id, c.knowledge_base_id, c.document_id, c.chunk_index, c.content, d.name, d.source_url,"
-                " d.tags, c.pages FROM chunks c JOIN documents d ON d.id = c.document_id"
+                " d.tags, c.pages, c.secret FROM chunks c JOIN documents d ON d.id = c.document_id"
                 f" WHERE c.workspace_id = ? AND c.id IN ({','.join('?' * len(part))})", (workspace_id, *part))
             for r in rows:
                 metadata = _clean_metadata(json.loads(r[7]))
                 if r[8] is not None:  # a PDF chunk's pages; a tag of the same name keeps its value
                     metadata.setdefault("pages", json.loads(r[8]))
-                out[r[0]] = IndexHit(r[0], r[1], r[2], r[5], r[6], r[4], r[3], metadata, 0.0)
+                out[r[0]] = IndexHit(r[0], r[1], r[2], r[5], r[6], r[4], r[3], metadata, 0.0,
+                                     secret=None if r[9] is None else bool(r[9]))
         return out
 
     def similarities(self, chunk_ids: Sequence[str], vector: Sequence[float]) -> dict[str, float]:
