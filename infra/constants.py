@@ -117,9 +117,9 @@ GRAPH_READ = ("dynamodb:BatchGetItem", "dynamodb:Query")
 RATE_COUNT = ("dynamodb:UpdateItem",)  # one conditional counter update per request
 IDEMPOTENCY = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")  # Powertools
 DDB_WRITE = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem")
-# Functions that read the graph's source hash (a graph search) without writing the graph may still fill its cache (G#<ws> / #META: hash, hash_version,
-# conditional on version): one UpdateItem limited to those partitions and attributes, so a search after a memory
-# write does not rehash the whole graph on every request.
+# Functions that read the graph's source hash (graph search) without writing the graph may still fill its cache
+# (G#<ws> / #META: hash, hash_version, conditional on version): one UpdateItem limited to those partitions and
+# attributes, so a search after a memory write does not rehash the whole graph on every request.
 GRAPH_HASH_CACHE_PARTITIONS = ("G#*",)
 GRAPH_HASH_CACHE_ATTRIBUTES = ("pk", "sk", "hash", "hash_version", "version")
 

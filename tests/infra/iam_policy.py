@@ -129,19 +129,7 @@ class FunctionGrants:
                 roles[props["Role"]["Fn::GetAtt"][0]] = function
                 out.environment[function] = resolver.value(api, props.get("Environment", {}).get("Variables", {}))
         for name, resource in api["Resources"].items():
-            props = resource.get("Properties", {})
-            if resource["Type"] == "AWS::IAM::Policy":
-                for role in props["Roles"]:
-                    if role["Ref"] in roles:
-                        out.grants += _statements(roles[role["Ref"]], resolver.value(api, props["PolicyDocument"]))
-            elif resource["Type"] == "AWS::IAM::Role" and name in roles:
-                if props.get("ManagedPolicyArns"):
-                    raise ValueError(f"{name}: managed policies are not evaluated here")
-                for policy in props.get("Policies", []):
-                    out.grants += _statements(roles[name], resolver.value(api, policy["PolicyDocument"]))
-            elif resource["Type"] == "AWS::OpenSearchServerless::AccessPolicy":
-                arns = {resolver.value(api, {"Fn::GetAtt": [role, "Arn"]}): fn for role, fn in roles.items()}
-                out.grants += _data_access(json.loads(resolver.value(api, props["Policy"])), arns)
+            out.grants += _grants_of(resolver, api, name, resource, roles)
         for name, resource in data["Resources"].items():
             if resource["Type"] == "AWS::OpenSearchServerless::Collection":
                 endpoint = resolver.value(data, {"Fn::GetAtt": [name, "CollectionEndpoint"]})
@@ -155,6 +143,25 @@ class FunctionGrants:
                 and fnmatch.fnmatchcase(request.action.lower(), g.action.lower())  # action names ignore case
                 and fnmatch.fnmatchcase(request.resource, g.resource)
                 and _conditions_hold(g.conditions, dict(request.keys))]
+
+
+def _grants_of(resolver: Resolver, api: dict[str, Any], name: str, resource: dict[str, Any],
+               roles: dict[str, str]) -> list[Grant]:
+    """The grants one api-stack resource gives the functions' roles (a policy, a role's inline policies, the
+    collection's data-access policy); none for any other resource."""
+    props, kind = resource.get("Properties", {}), resource["Type"]
+    if kind == "AWS::IAM::Policy":
+        return [g for role in props["Roles"] if role["Ref"] in roles
+                for g in _statements(roles[role["Ref"]], resolver.value(api, props["PolicyDocument"]))]
+    if kind == "AWS::IAM::Role" and name in roles:
+        if props.get("ManagedPolicyArns"):
+            raise ValueError(f"{name}: managed policies are not evaluated here")
+        return [g for policy in props.get("Policies", [])
+                for g in _statements(roles[name], resolver.value(api, policy["PolicyDocument"]))]
+    if kind == "AWS::OpenSearchServerless::AccessPolicy":
+        arns = {resolver.value(api, {"Fn::GetAtt": [role, "Arn"]}): fn for role, fn in roles.items()}
+        return _data_access(json.loads(resolver.value(api, props["Policy"])), arns)
+    return []
 
 
 def _listed(value: Any) -> list[Any]:

@@ -37,10 +37,10 @@ from agentkb.services.ingest import SYNC_INDEX_MAX_CHARS  # noqa: E402
 from infra import constants as c  # noqa: E402
 from infra.grant_reasons import UNEXERCISED_GRANTS  # noqa: E402
 from tests.helpers import body_of, invoke, rest_event  # noqa: E402
-from tests.reliability.corpus import EVENTS, KB, load, replay, seed  # noqa: E402
 from tests.ob1_client import Ob1Client  # noqa: E402
 from tests.ob1_flows_limits import largest_payload  # noqa: E402
-from tests.reliability.make_events import GRAPH_WRITE, MEMORY, WS  # noqa: E402  # noqa: E402
+from tests.reliability.corpus import EVENTS, KB, load, replay, seed  # noqa: E402
+from tests.reliability.make_events import GRAPH_WRITE, MEMORY, WS  # noqa: E402
 from tests.reliability.test_event_corpus import CASES  # noqa: E402
 
 
@@ -174,7 +174,7 @@ def _reason_keys(grant: Grant) -> tuple[str, ...]:
             f"{grant.function} {grant.sid} {grant.action}")
 
 
-def test_every_call_is_granted_and_every_grant_is_used(aws_backend: AwsBackend, synthesized: Any,
+def test_every_call_is_granted_and_every_grant_is_used(aws_backend: AwsBackend, synthesized: Any,  # noqa: F811
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     # Given every function's synthesized grants, and every call each function makes driving all its routes
     grants = FunctionGrants.synthesized(synthesized.data_json, synthesized.api_json, REGION)
@@ -191,7 +191,7 @@ def test_every_call_is_granted_and_every_grant_is_used(aws_backend: AwsBackend, 
                 denied[request.function].add(f"{request.action} on {request.resource} ({request.call})")
             used.update(allowing)
     # Then every call is allowed, and every grant is used by a call or carries its reason
-    assert {f for f in {s.name for s in c.FUNCTIONS} if not any(call.function == f for call in recorder.calls)} == set()
+    assert {call.function for call in recorder.calls} == {spec.name for spec in c.FUNCTIONS}
     assert dict(denied) == {}
     unused = sorted(f"{g.function}: {g.action} on {g.resource} ({g.sid})" for g in grants.grants
                     if g not in used and not _explained(g))
