@@ -89,16 +89,11 @@ STAGE_PATTERN = r"^[a-z][a-z0-9-]{1,11}$"  # keeps every derived AOSS name <= 28
 INDEX_PREFIX = SERVICE
 # Objects created under this prefix are announced on the ingest queue (key: uploads/<workspace>/<kb>/<name>).
 UPLOAD_PREFIX = "uploads/"
-AOSS_READ_PERMISSIONS = ("aoss:DescribeIndex", "aoss:ReadDocument")
-AOSS_WRITE_PERMISSIONS = (
-    "aoss:CreateIndex",
-    "aoss:UpdateIndex",
-    "aoss:DescribeIndex",
-    "aoss:ReadDocument",
-    "aoss:WriteDocument",
-)
-AOSS_COLLECTION_READ = ("aoss:DescribeCollectionItems",)
-AOSS_COLLECTION_WRITE = ("aoss:DescribeCollectionItems", "aoss:CreateCollectionItems", "aoss:UpdateCollectionItems")
+# The collection's data-access permissions: exactly what the functions' requests need (tests/infra/test_infra_grants.py
+# maps each request to its permission). Readers only `_search`; ingest also HEADs and PUTs the indexes it writes.
+# No collection-level permission: no function touches templates, aliases or pipelines.
+AOSS_READ_PERMISSIONS = ("aoss:ReadDocument",)
+AOSS_WRITE_PERMISSIONS = ("aoss:CreateIndex", "aoss:DescribeIndex", "aoss:ReadDocument", "aoss:WriteDocument")
 AOSS_OCU_USD_PER_HOUR = 0.24
 
 # DynamoDB tables: logical name -> (partition key, sort key or None, TTL attribute or None)
@@ -113,11 +108,18 @@ TABLES = MappingProxyType(
         "idempotency": ("id", None, "expiration"),  # the Powertools idempotency table shape
     }
 )
-DDB_READ = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem")
+# DynamoDB actions per table: what the adapters call (a transaction is authorized item by item, so
+# TransactWriteItems needs the PutItem/UpdateItem/DeleteItem/ConditionCheckItem of its items).
+# tests/infra/test_infra_grants.py records every call of every route and fails on a missing or an unused grant.
+DDB_GET = ("dynamodb:GetItem",)  # keys lookups; the KB / document / index-version reads of search and snapshot
+DDB_READ = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
+GRAPH_READ = ("dynamodb:BatchGetItem", "dynamodb:Query")
+RATE_COUNT = ("dynamodb:UpdateItem",)  # one conditional counter update per request
+IDEMPOTENCY = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")  # Powertools
 DDB_WRITE = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem")
-# Functions that only read the graph may still fill its source-hash cache (G#<ws> / #META: hash, hash_version,
-# conditional on version): one UpdateItem limited to those partitions and attributes, so a search after a memory
-# write does not rehash the whole graph on every request.
+# Functions that read the graph's source hash (graph search) without writing the graph may still fill its cache
+# (G#<ws> / #META: hash, hash_version, conditional on version): one UpdateItem limited to those partitions and
+# attributes, so a search after a memory write does not rehash the whole graph on every request.
 GRAPH_HASH_CACHE_PARTITIONS = ("G#*",)
 GRAPH_HASH_CACHE_ATTRIBUTES = ("pk", "sk", "hash", "hash_version", "version")
 
@@ -129,12 +131,13 @@ class FunctionSpec:
     name: str
     memory_mb: int
     timeout_s: int
-    tables: dict[str, str]  # table -> "r" | "rw"
+    tables: dict[str, tuple[str, ...]]  # table -> the DynamoDB actions the function's adapters call on it
     # Reserved concurrency: a cap (one function's flood cannot starve the others or the account) and a
     # guarantee. 100 in all: the account keeps 100 unreserved, so a deploy needs a concurrency quota >= 200.
     reserved_concurrency: int = 20
     aoss_write: bool = False
     rerank: bool = False
+    graph_hash_cache: bool = False  # answers graph searches (graphSourceHash) without the graph write grants
     bucket: str = ""  # "" | "r" | "rw"
     own_distributions: tuple[str, ...] = ()  # in this function's own layer only (FUNCTION_DEPS_ASSET_DIR)
 
@@ -145,24 +148,28 @@ class FunctionSpec:
 
 FUNCTIONS = (
     FunctionSpec(
-        "search", 1024, 15, {"catalog": "r", "graph": "r", "keys": "r", "rate_limit": "rw"}, rerank=True,
-        reserved_concurrency=40,
+        "search", 1024, 15, {"catalog": DDB_GET, "graph": GRAPH_READ, "keys": DDB_GET, "rate_limit": RATE_COUNT},
+        rerank=True, graph_hash_cache=True, reserved_concurrency=40,
     ),
-    FunctionSpec("recall", 1024, 15, {"memory": "r", "graph": "r", "keys": "r", "rate_limit": "rw"}),
+    # recall walks the graph by its name and neighbour partitions only (match_entities without terms, neighbours)
+    FunctionSpec("recall", 1024, 15, {"memory": DDB_READ, "graph": ("dynamodb:Query",), "keys": DDB_GET,
+                                      "rate_limit": RATE_COUNT}),
     FunctionSpec(
         "snapshot",
         1024,
         29,
-        {"snapshot": "rw", "catalog": "r", "memory": "r", "graph": "r", "keys": "r", "rate_limit": "rw",
-         "idempotency": "rw"},
-        rerank=True,
+        {"snapshot": ("dynamodb:GetItem", "dynamodb:PutItem"), "catalog": DDB_GET, "memory": DDB_READ,
+         "graph": GRAPH_READ, "keys": DDB_GET, "rate_limit": RATE_COUNT, "idempotency": IDEMPOTENCY},
+        graph_hash_cache=True,
         bucket="rw",
     ),
     FunctionSpec(
         "ingest",
         1536,
         60,
-        {"catalog": "rw", "memory": "rw", "graph": "rw", "keys": "r", "rate_limit": "rw", "idempotency": "rw"},
+        {"catalog": DDB_READ + DDB_WRITE, "memory": DDB_READ + DDB_WRITE + ("dynamodb:ConditionCheckItem",),
+         "graph": GRAPH_READ + ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"), "keys": DDB_GET,
+         "rate_limit": RATE_COUNT, "idempotency": IDEMPOTENCY},
         aoss_write=True,
         bucket="r",
         own_distributions=("pypdf",),  # PDF uploads (services/extract_pdf.py imports it when a PDF arrives)

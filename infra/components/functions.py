@@ -114,11 +114,10 @@ class ServiceFunctions(Construct):
             role.add_to_policy(iam.PolicyStatement(sid=sid, actions=actions, resources=resources))
 
         allow("Logs", ["logs:CreateLogStream", "logs:PutLogEvents"], [f"{log_group.log_group_arn}"])
-        for table_name, mode in spec.tables.items():
-            actions = list(c.DDB_READ) + (list(c.DDB_WRITE) if mode == "rw" else [])
+        for table_name, actions in spec.tables.items():
             sid = "Ddb" + table_name.title().replace("_", "")
-            allow(sid, actions, [data.tables.by_name[table_name].table_arn])
-        if spec.tables.get("graph") == "r":
+            allow(sid, list(actions), [data.tables.by_name[table_name].table_arn])
+        if spec.graph_hash_cache:
             role.add_to_policy(iam.PolicyStatement(
                 sid="GraphHashCache", actions=["dynamodb:UpdateItem"],
                 resources=[data.tables.by_name["graph"].table_arn],
@@ -127,7 +126,7 @@ class ServiceFunctions(Construct):
                     "ForAllValues:StringEquals": {"dynamodb:Attributes": list(c.GRAPH_HASH_CACHE_ATTRIBUTES)},
                 },
             ))
-        allow("KeyPepper", ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
+        allow("KeyPepper", ["secretsmanager:GetSecretValue"],
               [data.pepper.secret.secret_arn])
         allow("Embed", ["bedrock:InvokeModel"], [foundation_model_arn(config.embedding_model)])
         if spec.rerank:
@@ -136,11 +135,8 @@ class ServiceFunctions(Construct):
         allow("VectorCollection", ["aoss:APIAccessAll"], [data.vectors.arn])
         bucket_arn = f"arn:{Aws.PARTITION}:s3:::{config.documents_bucket_name}"
         if spec.bucket:
-            actions = ["s3:GetObject", "s3:GetObjectVersion"]
-            if spec.bucket == "rw":
-                actions += ["s3:PutObject"]
+            actions = ["s3:GetObject"] + (["s3:PutObject"] if spec.bucket == "rw" else [])
             allow("DocumentObjects", actions, [f"{bucket_arn}/*"])
-            allow("DocumentBucket", ["s3:ListBucket"], [bucket_arn])
         if spec.name == "ingest":
             allow("IngestQueueSend", ["sqs:SendMessage"], [data.ingest.queue.queue_arn])
 

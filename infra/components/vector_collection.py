@@ -68,24 +68,19 @@ class VectorCollection(Construct):
 
 def data_access_policy(scope: Construct, construct_id: str, *, collection_name: str,
                        readers: list[iam.IRole], writers: list[iam.IRole]) -> aoss.CfnAccessPolicy:
-    """Read-only for the query functions, write for ingest; only this collection and its prefixed indexes."""
+    """Read-only for the query functions, write for ingest; only this collection's prefixed indexes."""
     index = [f"index/{collection_name}/{c.INDEX_PREFIX}*"]
-    collection = [f"collection/{collection_name}"]
 
-    def rule(permissions: tuple[str, ...], collection_permissions: tuple[str, ...], roles: list[iam.IRole],
-             description: str) -> dict[str, object]:
+    def rule(permissions: tuple[str, ...], roles: list[iam.IRole], description: str) -> dict[str, object]:
         return {
             "Description": description,
-            "Rules": [
-                {"ResourceType": "index", "Resource": index, "Permission": list(permissions)},
-                {"ResourceType": "collection", "Resource": collection, "Permission": list(collection_permissions)},
-            ],
+            "Rules": [{"ResourceType": "index", "Resource": index, "Permission": list(permissions)}],
             "Principal": [role.role_arn for role in roles],
         }
 
     document = [
-        rule(c.AOSS_READ_PERMISSIONS, c.AOSS_COLLECTION_READ, readers, "query functions: read-only"),
-        rule(c.AOSS_WRITE_PERMISSIONS, c.AOSS_COLLECTION_WRITE, writers, "ingest function: read-write"),
+        rule(c.AOSS_READ_PERMISSIONS, readers, "query functions: read-only"),
+        rule(c.AOSS_WRITE_PERMISSIONS, writers, "ingest function: read-write"),
     ]
     return aoss.CfnAccessPolicy(
         scope,
