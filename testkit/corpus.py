@@ -29,7 +29,7 @@ GRAPH_WRITE = {"workspaceId": WS, "entities": [
         "key": "services/vpn", "scope": "workspace", "aliases": [],
         "fingerprint": "5d0a4e1a9c1ab7a3c5f3b0a3b94d3e0f64a6f2b4f8b2e6a1d7c0f9e8d3b2a1c0"},
      "attributes": {}, "proofIds": []}], "relations": [], "proofs": []}
-MEMORY = {"workspace_id": WS, "project_id": "billing", "visibility": "workspace", "type": "decision",
+MEMORY: dict[str, Any] = {"workspace_id": WS, "project_id": "billing", "visibility": "workspace", "type": "decision",
           "name": "vpn-rollout", "body": "The VPN rollout finishes on Friday; the IT team owns the client config.",
           "entities": {"people": [], "orgs": ["IT Team"], "repos": [], "files": [], "customers": [], "topics": ["vpn"]},
           "confirmed": True}
@@ -89,7 +89,8 @@ def seed(container: Any, *, snapshot: bool = False, ws1_kb: bool = False) -> dic
     container.catalog.create_knowledge_base(KnowledgeBase(
         KB, WS, "handbook", None, profile, assign_slots([("category", "text"), ("version", "number")]),
         "2026-01-01T00:00:00Z"))
-    docs = [("reset.md", "To reset your password, open Settings and choose Security.", {"category": "account"}),
+    docs: list[tuple[str, str, dict[str, Any]]] = [
+        ("reset.md", "To reset your password, open Settings and choose Security.", {"category": "account"}),
             ("billing.md", "Failed payments are retried after 3, 5 and 7 days.", {"category": "billing", "version": 2})]
     ids = [ingest.add_document(KB, AddDocumentRequest(workspaceId=WS, name=n, content=c, tags=t), OPERATOR,
                                deps(container)).id for n, c, t in docs]
