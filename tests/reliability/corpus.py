@@ -11,12 +11,24 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
 from agentkb.api.routes_table import RouteSpec
-from testkit.corpus import EVENTS, KB, WS, function_of, load, replay, route_of, seed
+from testkit.corpus import (
+    DEMO_GRAPH,
+    EVENTS,
+    KB,
+    PLACEHOLDER_SCOPES,
+    WORKSPACES,
+    WS,
+    function_of,
+    load,
+    replay,
+    route_of,
+    seed,
+)
 from tests.helpers import ROOT
 from tests.upstream import OursAndUpstream, ours_and_upstream
 
 # The seeded workspace and replaying the events live in testkit/corpus.py (bench/coldstart_record.py seeds it too).
-__all__ = ["EVENTS", "KB", "WS", "function_of", "load", "openapi_response_errors", "replay", "route_of",
+__all__ = ["DEMO_GRAPH", "EVENTS", "KB", "PLACEHOLDER_SCOPES", "WORKSPACES", "WS", "function_of", "load", "openapi_response_errors", "replay", "route_of",
            "schema_validator", "seed"]
 
 
