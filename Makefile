@@ -56,8 +56,8 @@ test-live: dev-install
 # checkov scans the synthesized templates offline (bundling=skip: no wheels needed); every design-accepted finding
 # is skipped on its resource with a reason (infra/nag.py), so any failure here is new and unexplained.
 lint: dev-install
-	$(VENV)/bin/ruff check --no-cache functions tests bench infra contracts
-	$(VENV)/bin/mypy functions/agentkb
+	$(VENV)/bin/ruff check --no-cache functions tests bench infra contracts testkit
+	$(VENV)/bin/mypy functions/agentkb testkit
 	rm -rf .build/checkov.out
 	JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=1 $(PY) -c "from infra.app import build_app; \
 		build_app(context={'bundling': 'skip'}, outdir='.build/checkov.out').synth()"

@@ -74,16 +74,12 @@ FIRST_REQUEST = {"search": ("searchKnowledge", None), "recall": ("recall", None)
                  "ingest": ("addDocument", {"knowledgeBaseId": "kb"})}
 
 
-def environment() -> dict[str, str]:
-    sys.path.insert(0, str(ROOT / "tests" / "aws"))
-    from test_aws_bundle_imports import aws_environment  # the same AGENTKB_* the bundle-import test uses
-
-    return aws_environment()
-
-
 def layout_environment(layout: str) -> tuple[dict[str, str], Path]:
     """(environment, working directory) of one layout."""
-    env = environment()
+    sys.path.insert(0, str(ROOT))
+    from testkit.environment import aws_environment  # the same AGENTKB_* the bundle-import test uses
+
+    env = aws_environment()
     if layout == "source":
         return env, ROOT / "functions"
     functions, deps = ROOT / ".build" / "functions", ROOT / ".build" / "deps" / "python"

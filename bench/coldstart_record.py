@@ -6,7 +6,7 @@ Runs in the dev environment: moto serves DynamoDB, Secrets Manager, S3 and SQS, 
 OpenSearch serves the collection, and Titan embeddings / Cohere rerank are answered like the handler tests'
 fakes. All of it is reached through the same socket stub the measured processes use (bench/coldstart_net.py), so
 botocore and the SigV4 transport send real HTTP bytes and the recording holds the raw answers. The workspace is
-seeded the way the recorded event corpus expects (tests/reliability/corpus.py), then each function answers its
+seeded the way the recorded event corpus expects (testkit/corpus.py), then each function answers its
 recorded event (search/hybrid_ok, recall/recall_ok, snapshot/create_ok) from a cold process state: ports, boto3
 clients, the secret cache and the query-vector cache are all dropped first, so the exchanges are a cold start's.
 """
@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "functions"), str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "aws")]
+sys.path[:0] = [str(ROOT / "functions"), str(ROOT)]
 
-from coldstart_env import REGION, lambda_runtime_environment, stack_environment, table_name  # noqa: E402
+from coldstart_env import REGION, lambda_runtime_environment, stack_environment  # noqa: E402
 from coldstart_net import Answer, Request, exchange_record, install  # noqa: E402
 
 # functions/recall and functions/snapshot are namespace packages, which lose to bench/recall.py and
@@ -38,8 +38,8 @@ class LiveFakes:
     """The responder while recording: moto for AWS APIs, fakes for OpenSearch and Bedrock; records when asked."""
 
     def __init__(self, endpoint_host: str) -> None:
-        from aws_backend import FakeAgentRuntime
-        from fake_opensearch import FakeOpenSearch
+        from testkit.bedrock import FakeAgentRuntime
+        from testkit.fake_opensearch import FakeOpenSearch
 
         self.endpoint_host = endpoint_host
         self.opensearch = FakeOpenSearch()
@@ -53,23 +53,18 @@ class LiveFakes:
         return answer
 
     def _answer(self, request: Request) -> Answer:
+        from testkit.bedrock import titan_embedding
+
         if request.host == self.endpoint_host:
             found = self.opensearch.request(request.method, request.path, request.body or None, request.headers)
             return Answer(found.status, {"content-type": "application/json"}, found.body)
         if request.host.startswith("bedrock-runtime."):
-            return Answer(200, {"content-type": "application/json"}, json.dumps(_titan(request.body)).encode())
+            answer = titan_embedding(json.loads(request.body))
+            return Answer(200, {"content-type": "application/json"}, json.dumps(answer).encode())
         if request.host.startswith("bedrock-agent-runtime."):
             answer = self.rerank.rerank(**json.loads(request.body))
             return Answer(200, {"content-type": "application/json"}, json.dumps(answer).encode())
         return _moto(request)
-
-
-def _titan(body: bytes) -> dict[str, Any]:
-    from aws_backend import hashed_embedding
-
-    request = json.loads(body)
-    return {"embedding": hashed_embedding(request["inputText"], request["dimensions"]),
-            "inputTextTokenCount": len(request["inputText"].split())}
 
 
 def _moto(request: Request) -> Answer:
@@ -85,27 +80,6 @@ def _moto(request: Request) -> Answer:
     status, answer_headers, body = botocore_stubber.process_request(prepared)
     raw = body if isinstance(body, bytes) else str(body).encode()
     return Answer(int(status), {str(k): str(v) for k, v in dict(answer_headers).items()}, raw)
-
-
-def _resources() -> tuple[str, str, str]:
-    """The stack's tables (names as the stack environment gives them), pepper secret, bucket and queue, on moto."""
-    import boto3
-
-    from infra import constants as c
-
-    ddb = boto3.client("dynamodb", region_name=REGION)
-    for name, (pk, sk, _ttl) in c.TABLES.items():
-        keys = [{"AttributeName": pk, "KeyType": "HASH"}] + ([{"AttributeName": sk, "KeyType": "RANGE"}] if sk else [])
-        ddb.create_table(TableName=table_name(name), KeySchema=keys, BillingMode="PAY_PER_REQUEST",
-                         AttributeDefinitions=[{"AttributeName": k["AttributeName"], "AttributeType": "S"}
-                                               for k in keys])
-    secret = boto3.client("secretsmanager", region_name=REGION).create_secret(
-        Name="agentkb-prod-pepper", SecretString="pepper-" + "x" * 57)["ARN"]
-    bucket = "agentkb-prod-documents"
-    boto3.client("s3", region_name=REGION).create_bucket(
-        Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION})
-    queue = boto3.client("sqs", region_name=REGION).create_queue(QueueName="agentkb-prod-ingest")["QueueUrl"]
-    return secret, bucket, queue
 
 
 def _cold() -> None:
@@ -135,6 +109,8 @@ def record() -> dict[str, Any]:
     from moto import mock_aws
     from moto.core.models import botocore_stubber
 
+    from testkit.moto_aws import provision
+
     os.environ.update({**lambda_runtime_environment("search", tracing=False), "POWERTOOLS_TRACE_DISABLED": "true",
                        "POWERTOOLS_METRICS_DISABLED": "true"})
     os.environ.pop("LAMBDA_TASK_ROOT")  # recording is not a measurement: no tracer
@@ -142,14 +118,15 @@ def record() -> dict[str, Any]:
         botocore_stubber.enabled = False  # botocore sends real bytes to the socket stub, which asks moto
         fakes = LiveFakes("")
         install(fakes)
-        secret, bucket, queue = _resources()
+        made = provision("agentkb-prod")  # the names coldstart_env.table_name gives the stack's tables
+        secret, bucket, queue = made.secret_arn, made.bucket, made.queue_url
         env = stack_environment(secret, bucket, queue)
         os.environ.update(env)
         fakes.endpoint_host = env["AGENTKB_OPENSEARCH_ENDPOINT"].removeprefix("https://")
         _cold()
         from agentkb.composition import get_ports
-        from reliability.corpus import EVENTS as EVENT_DIR
-        from reliability.corpus import load, seed
+        from testkit.corpus import EVENTS as EVENT_DIR
+        from testkit.corpus import load, seed
 
         values = seed(get_ports(), snapshot=False, ws1_kb=True)
         events, exchanges = {}, {}

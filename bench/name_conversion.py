@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-for extra in (ROOT, ROOT / "functions", ROOT / "tests" / "aws", ROOT / "tests" / "contract"):
+for extra in (ROOT, ROOT / "functions"):
     sys.path.insert(0, str(extra))
 
 
@@ -38,11 +38,11 @@ def main() -> None:
     parser.add_argument("--claims", type=int, default=100)
     parser.add_argument("--workspaces", type=int, default=5)
     args = parser.parse_args()
-    from memory_engines import memory_table
 
     from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
     from agentkb.adapters.aws.dynamodb_tables import key, n
     from agentkb.models.memory_detail import name_key
+    from testkit.moto_aws import memory_table
 
     with memory_table() as client:
         calls: Counter[str] = Counter()

@@ -2,8 +2,8 @@
 
 The local gateway (agentkb.local.server) serves the real Lambda handlers in this process with AGENTKB_BACKEND=aws:
 DynamoDB, Secrets Manager, S3 and SQS are moto (`mock_aws`, shared by the gateway's threads), OpenSearch Serverless
-is the in-memory fake of tests/aws/fake_opensearch.py and Bedrock the deterministic fake embedder of
-tests/aws/aws_backend.py (feature-hashed words). Everything else - handlers, gate, services, the DynamoDB memory
+is the in-memory fake of testkit/fake_opensearch.py and Bedrock the deterministic fake embedder of
+testkit/bedrock.py (feature-hashed words). Everything else - handlers, gate, services, the DynamoDB memory
 store with its OpenSearch legs, the key store - is what runs on AWS.
 
     python bench/ob1_smoke_aws.py smoke PATH/TO/live-smoke.mjs   # OB1's smoke harness (node); exit status is its
@@ -29,7 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 # Run as a script, bench/ is sys.path[0]: its recall.py would shadow the recall function's package.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
-for extra in (ROOT, ROOT / "functions", ROOT / "tests" / "aws"):
+for extra in (ROOT, ROOT / "functions"):
     if str(extra) not in sys.path:
         sys.path.append(str(extra))  # appended: a test imports this module, and must keep its own path order
 
@@ -78,28 +78,24 @@ def _provision() -> dict[str, str]:
 @contextmanager
 def aws_gateway(port: int = 0) -> Iterator[tuple[str, Mint]]:
     """(base URL, key minter) of a local gateway over the AWS adapters (moto + fakes), stopped on exit."""
-    import pytest
-    from aws_backend import FakeAgentRuntime, FakeBedrockRuntime, _one_backup_per_table
-    from fake_opensearch import FakeOpenSearch
     from moto import mock_aws
 
-    from agentkb.adapters.aws import aws_http, dynamodb_tables
     from agentkb.composition import get_ports, reset_ports
     from agentkb.config import reset_settings
     from agentkb.local.server import make_server
     from agentkb.services.auth import create_api_key
+    from testkit.bedrock import FakeAgentRuntime, FakeBedrockRuntime
+    from testkit.fake_opensearch import FakeOpenSearch
+    from testkit.moto_aws import one_backup_per_table, route_to_doubles
+    from testkit.patches import Patches
 
     saved = dict(os.environ)
     os.environ.update(_environment({}))
-    with mock_aws(), pytest.MonkeyPatch.context() as patch:
+    with mock_aws(), Patches() as patch:
         os.environ.update(_environment(_provision()))
         fakes: dict[str, Any] = {"bedrock-runtime": FakeBedrockRuntime(), "bedrock-agent-runtime": FakeAgentRuntime()}
-        real_client = dynamodb_tables.aws_client
-        opensearch = FakeOpenSearch()
-        patch.setattr(dynamodb_tables, "aws_client", lambda service, region, *a: fakes.get(service)
-                      or real_client(service, region, *a))
-        patch.setattr(aws_http, "SigV4Transport", lambda endpoint, region, **_: opensearch)
-        _one_backup_per_table(patch)  # moto's transaction rollback copy, once per table (see aws_backend.py)
+        route_to_doubles(patch, fakes, FakeOpenSearch())
+        one_backup_per_table(patch)  # moto's transaction rollback copy, once per table (testkit/moto_aws.py)
         reset_settings()
         reset_ports()
         server = make_server("127.0.0.1", port)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-for extra in (ROOT, ROOT / "functions", ROOT / "tests" / "aws", ROOT / "tests" / "contract"):
+for extra in (ROOT, ROOT / "functions"):
     sys.path.insert(0, str(extra))
 
 
@@ -50,14 +50,12 @@ class Counting:
 
 
 def dynamodb_calls(size: int) -> dict[str, int]:
-    import pytest
-    from aws_backend import _one_backup_per_table
-    from memory_engines import memory_table
-
     from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
+    from testkit.moto_aws import memory_table, one_backup_per_table
+    from testkit.patches import Patches
 
-    with pytest.MonkeyPatch.context() as patch, memory_table() as client:
-        _one_backup_per_table(patch)
+    with Patches() as patch, memory_table() as client:
+        one_backup_per_table(patch)
         counting = Counting(client)
         DynamoDbMemoryStore(lambda: counting, "memory", track_index=True).insert_batch(records(size, "ddb"))
         return dict(sorted(counting.calls.items()))

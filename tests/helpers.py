@@ -36,11 +36,9 @@ def response_headers(response: dict[str, Any]) -> dict[str, str]:
 
 
 # -- handlers, keys and contract validation -----------------------------------------------------------------
-import importlib  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from agentkb.local.lambda_context import LocalLambdaContext  # noqa: E402
-from agentkb.services.auth import create_api_key  # noqa: E402
+from testkit.corpus import handler, invoke, mint  # noqa: E402,F401  (re-exported: the tests import them from here)
 from tests.upstream import OursAndUpstream, ours_and_upstream  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,20 +50,6 @@ def embedded_db(ports: Any) -> Any:
     from agentkb.adapters.embedded.sqlite_db import open_database
 
     return open_database(ports.settings.database_path)
-
-
-def mint(container: Any, workspaces: list[str], scopes: list[str], principal: str | None = None) -> str:
-    key, _ = create_api_key(container.keys, container.secrets, workspaces, scopes, principal)
-    return key
-
-
-def handler(function: str) -> Any:
-    return importlib.import_module(f"{function}.handler").lambda_handler
-
-
-def invoke(function: str, event: dict[str, Any]) -> dict[str, Any]:
-    """Call the real lambda_handler of functions/<function>/handler.py."""
-    return handler(function)(event, LocalLambdaContext(function_name=f"agentkb-{function}"))  # type: ignore[no-any-return]
 
 
 def validator(schema_file: str) -> OursAndUpstream:

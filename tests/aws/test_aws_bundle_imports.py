@@ -5,12 +5,13 @@ layer) is imported only when a PDF arrives, and detect-secrets on the first secr
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from testkit.environment import aws_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 HANDLERS = ("search", "recall", "snapshot", "ingest")
@@ -30,22 +31,6 @@ heavy = sorted(n for n in ("numpy", "onnxruntime", "tokenizers", "pypdf", "detec
                if sys.modules.get(n) is not None)
 print(json.dumps({{"ok": callable(module.lambda_handler), "ports": ports, "heavy": heavy}}))
 """
-
-
-def aws_environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTKB_")}
-    env.update({
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "functions"), str(ROOT)]),
-        "AGENTKB_BACKEND": "aws", "AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "eu-west-1",
-        "AGENTKB_OPENSEARCH_ENDPOINT": "https://example.eu-west-1.aoss.amazonaws.com",
-        "AGENTKB_EMBEDDING_MODEL": "amazon.titan-embed-text-v2:0", "AGENTKB_EMBEDDING_DIMENSION": "1024",
-        "AGENTKB_SECRET_ARN": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:pepper",
-        "POWERTOOLS_METRICS_DISABLED": "true", "POWERTOOLS_TRACE_DISABLED": "true",
-        "POWERTOOLS_SERVICE_NAME": "agentkb",
-    })
-    for table in ("CATALOG", "MEMORY", "GRAPH", "SNAPSHOT", "KEYS", "RATE_LIMIT", "IDEMPOTENCY"):
-        env[f"AGENTKB_{table}_TABLE"] = f"agentkb-test-{table.lower()}"
-    return env
 
 
 @pytest.mark.parametrize("handler", HANDLERS)

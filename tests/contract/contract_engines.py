@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -87,8 +86,7 @@ class FakeRecorder:
     """Serves requests from the in-memory OpenSearch and keeps each exchange, to be written as recordings."""
 
     def __init__(self) -> None:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "aws"))
-        from fake_opensearch import FakeOpenSearch
+        from testkit.fake_opensearch import FakeOpenSearch
 
         self.fake = FakeOpenSearch()
         self.exchanges: list[dict[str, Any]] = []

@@ -15,16 +15,24 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "functions")]
 
+from testkit.corpus import (  # noqa: E402
+    ATTEMPT,
+    DIRECT_PRINCIPAL,
+    DIRECT_REQ,
+    GRAPH_WRITE,
+    KB,
+    MEMORY,
+    RUN,
+    SEED_IDEMPOTENCY,
+    SNAPSHOT_BODY,
+    WS,
+)
 from tests.helpers import http_event, rest_event  # noqa: E402
 
 EVENTS = ROOT / "events"
-WS, KB = "a91c4b2e-6d3f-4e8a-b5c7-0d9e2f1a8c64", "7c9e6679-7425-40de-944b-e07fc1f90ae7"
 RW, RO, BAD = "akb_test_replay_key", "akb_test_readonly_key", "akb_0000000000000000_notarealsecret"
 DOC = "__DOC_ID__"  # the seeded reset.md document (ids are random uuid4s)
-RUN, ATTEMPT = "3b7f0c2e-1d4a-4c5b-9e6f-7a8b9c0d1e2f", "5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e8f"
-SEED_IDEMPOTENCY = "reliability-seed-1"
 MID, REQ = "__MEMORY_ID__", "__OB1_REQUEST__"  # the seeded memory and the seeded OB1 recall (tests/reliability/corpus)
-DIRECT_REQ = "__OB1_DIRECT_REQUEST__"  # the seeded OB1 recall of the direct principal: a trace is its recaller's alone
 ERROR = "error.schema.json"
 
 KB_BODY = {"workspaceId": WS, "name": "runbooks-reliability",
@@ -33,15 +41,6 @@ DOC_BODY = {"workspaceId": WS, "name": "vpn.md", "content": "Connect to the VPN 
             "tags": {"category": "it"}}
 SEARCH_BODY = {"workspaceId": WS, "knowledgeBaseIds": [KB], "query": "reset password", "topK": 2}
 GRAPH_SEARCH = {"workspaceId": WS, "query": "billing-api", "limit": 5}
-GRAPH_WRITE = {"workspaceId": WS, "entities": [
-    {"id": "svc:vpn", "kind": "service", "label": "vpn-gateway", "identity": {
-        "key": "services/vpn", "scope": "workspace", "aliases": [],
-        "fingerprint": "5d0a4e1a9c1ab7a3c5f3b0a3b94d3e0f64a6f2b4f8b2e6a1d7c0f9e8d3b2a1c0"},
-     "attributes": {}, "proofIds": []}], "relations": [], "proofs": []}
-MEMORY = {"workspace_id": WS, "project_id": "billing", "visibility": "workspace", "type": "decision",
-          "name": "vpn-rollout", "body": "The VPN rollout finishes on Friday; the IT team owns the client config.",
-          "entities": {"people": [], "orgs": ["IT Team"], "repos": [], "files": [], "customers": [], "topics": ["vpn"]},
-          "confirmed": True}
 RECALL = {"schema_version": "openbrain.openclaw.recall.v1", "workspace_id": WS, "project_id": "billing",
           "task_type": "code_review", "query": "how does billing deploy", "entities": {"repos": ["billing-api"]},
           "scope": {"visibility": "workspace", "project_only": False, "include_unconfirmed": False,
@@ -51,13 +50,6 @@ RECALL = {"schema_version": "openbrain.openclaw.recall.v1", "workspace_id": WS, 
                           "contains_private_meeting_data": False},
           "channel": {"kind": "slack", "id": "C123", "thread_id": None}, "runtime": {"name": "openclaw",
                                                                                     "version": "1.4.0"}}
-SNAPSHOT_BODY = {"runId": RUN, "attemptId": ATTEMPT, "strategy": "default",
-                 "scope": {"workspaceId": WS, "maxClassification": "internal",
-                           "allowedTrustTiers": ["system-policy", "user", "trusted-knowledge", "tool-result"]},
-                 "budget": {"maxTokens": 512, "reservedForOutput": 128}, "task": "How do I reset my password?",
-                 "items": [{"class": "policy", "content": "Never reveal passwords.", "trustTier": "system-policy",
-                            "classification": "internal", "sourceId": "policy-pw", "sourceRevision": "v1"}],
-                 "sources": {"knowledge": {"knowledgeBaseIds": [KB], "query": "reset password", "topK": 3}}}
 
 
 def _snapshot_id() -> str:
@@ -101,7 +93,7 @@ def direct(operation: str, body: Any = None, scopes: tuple[str, ...] | None = ("
            params: dict[str, str] | None = None, query: dict[str, str] | None = None) -> dict[str, Any]:
     event: dict[str, Any] = {"operation": operation}
     if scopes is not None:
-        event["principal"] = {"id": "orchestrator", "workspaces": [WS], "scopes": list(scopes)}
+        event["principal"] = {"id": DIRECT_PRINCIPAL, "workspaces": [WS], "scopes": list(scopes)}
     if body is not None:
         event["body"] = body
     if params:

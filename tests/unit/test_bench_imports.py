@@ -1,6 +1,6 @@
 """Benchmarks import no test module and no pytest: `make bench` installs the local extra only, and a benchmark that
-reached into tests/ failed after minutes of embedding. Only the benchmarks of the AWS adapters reuse the suite's
-AWS doubles (bench/README.md, "The AWS test doubles"), which need the dev extra anyway."""
+reached into tests/ failed after minutes of embedding. What a benchmark shares with the tests (the AWS doubles) lives
+in testkit/ (bench/README.md, "The AWS test doubles")."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
-AWS_DOUBLES = {"coldstart", "coldstart_record", "name_conversion", "ob1_writeback", "ob1_smoke_aws"}
 
 
 def imported(path: Path) -> set[str]:
@@ -37,10 +36,6 @@ def modules_of_the_tests() -> set[str]:
 def test_no_benchmark_imports_a_test_module_or_pytest() -> None:
     forbidden = modules_of_the_tests()
     found = {path.relative_to(ROOT).as_posix(): sorted(imported(path) & forbidden)
-             for path in sorted(BENCH.rglob("*.py")) if path.stem not in AWS_DOUBLES}
+             for path in sorted(BENCH.rglob("*.py"))}
     assert {name: hits for name, hits in found.items() if hits} == {}
 
-
-def test_the_aws_double_benchmarks_still_exist() -> None:
-    # The allowance names real scripts only: a renamed or removed one must leave the list.
-    assert {p.stem for p in BENCH.glob("*.py")} >= AWS_DOUBLES

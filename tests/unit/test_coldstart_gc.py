@@ -10,12 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from testkit.environment import aws_environment
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "aws"))  # the tests/aws helpers are not a package
-try:
-    from test_aws_bundle_imports import aws_environment
-finally:
-    sys.path.remove(str(ROOT / "tests" / "aws"))
 
 PROBE = """
 import gc, json, importlib

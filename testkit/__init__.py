@@ -1,0 +1,6 @@
+"""AWS test doubles shared by the test suite and the benchmarks of the AWS adapters: the in-memory OpenSearch
+(fake_opensearch), the fake Bedrock runtimes (bedrock), the moto resources, environment and transaction patch
+(moto_aws), a pytest-free patcher (patches), and the workspace the recorded events expect, seeded
+through the real handlers (corpus). Importing it needs moto (the dev extra) and never pytest, so a
+benchmark uses exactly the doubles the contract tests hold to the same contract without importing the tests.
+tests/aws/ keeps the pytest fixtures built on these and re-exports their names."""
