@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator
-from typing import Any
 
 # (finding kind, pattern). Patterns are anchored on vendor prefixes so ordinary prose never matches.
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(p)) for kind, p in (
@@ -42,17 +40,6 @@ def _looks_random(value: str) -> bool:
     classes = sum(any(test(c) for c in value) for test in (str.islower, str.isupper, str.isdigit,
                                                           lambda c: not c.isalnum()))
     return classes >= 2 and shannon_entropy(value) >= MIN_ENTROPY_BITS
-
-
-def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _strings(item, f"{path}.{key}" if path else str(key))
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            yield from _strings(item, f"{path}.{i}")
 
 
 def find_secrets(text: str) -> list[str]:
