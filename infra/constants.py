@@ -116,6 +116,7 @@ DDB_READ = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
 GRAPH_READ = ("dynamodb:BatchGetItem", "dynamodb:Query")
 RATE_COUNT = ("dynamodb:UpdateItem",)  # one conditional counter update per request
 IDEMPOTENCY = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")  # Powertools
+CONDITION_CHECK = ("dynamodb:ConditionCheckItem",)  # a transaction's checked-but-unwritten items
 DDB_WRITE = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem")
 # Functions that read the graph's source hash (graph search) without writing the graph may still fill its cache
 # (G#<ws> / #META: hash, hash_version, conditional on version): one UpdateItem limited to those partitions and
@@ -167,7 +168,8 @@ FUNCTIONS = (
         "ingest",
         1536,
         60,
-        {"catalog": DDB_READ + DDB_WRITE, "memory": DDB_READ + DDB_WRITE + ("dynamodb:ConditionCheckItem",),
+        # ConditionCheckItem: a document commit checks its name still points at it; staged OB1 write-backs
+        {"catalog": DDB_READ + DDB_WRITE + CONDITION_CHECK, "memory": DDB_READ + DDB_WRITE + CONDITION_CHECK,
          "graph": GRAPH_READ + ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"), "keys": DDB_GET,
          "rate_limit": RATE_COUNT, "idempotency": IDEMPOTENCY},
         aoss_write=True,
