@@ -26,11 +26,11 @@ sys.path[:0] = [str(ROOT / "functions")]
 def run(documents: int, chunks: int, release: bool) -> dict[str, Any]:
     import numpy as np
 
-    from agentkb.adapters.embedded import sqlite_embedding_cache as cache_module
-    from agentkb.adapters.embedded import sqlite_index
-    from agentkb.adapters.embedded.sqlite_catalog import SqliteCatalog
-    from agentkb.adapters.embedded.sqlite_db import Database
-    from agentkb.adapters.embedded.sqlite_embedding_cache import SqliteEmbeddingCache, vector_key
+    from agentkb.adapters.embedded import index as sqlite_index
+    from agentkb.adapters.embedded.sqlite import embedding_cache as cache_module
+    from agentkb.adapters.embedded.sqlite.catalog import SqliteCatalog
+    from agentkb.adapters.embedded.sqlite.db import Database
+    from agentkb.adapters.embedded.sqlite.embedding_cache import SqliteEmbeddingCache, vector_key
     from agentkb.models.domain import Chunk, Document, EmbeddingProfile, KnowledgeBase
 
     sqlite_index.release_vectors = cache_module.release_vectors if release else (lambda *_: None)  # type: ignore

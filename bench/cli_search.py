@@ -3,7 +3,7 @@
     python bench/cli_search.py [--compare /path/to/other/checkout] [--runs 5]
 
 Seeds a temp data dir with `agentkb demo`, starts `agentkb serve` on it (local_server.demo_server), then times
-`python -m agentkb.cli search --workspace demo --kb handbook "How do I reset my password?"` end to end (process
+`python -m agentkb.cli.main search --workspace demo --kb handbook "How do I reset my password?"` end to end (process
 start to exit), `--runs` times per case: this tree and `--compare`'s, each with AGENTKB_URL pointing at the server
 and at a closed port (nothing listening: the CLI searches its own engine). The key is the data dir's dev key, as
 after `make run`. Prints one JSON line per case: median, min and max wall seconds.
@@ -42,7 +42,7 @@ def time_case(tree: Path, data_dir: Path, url: str, runs: int) -> dict[str, Any]
     walls = []
     for _ in range(runs):
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "agentkb.cli", *QUERY], env=env, capture_output=True,
+        done = subprocess.run([sys.executable, "-m", "agentkb.cli.main", *QUERY], env=env, capture_output=True,
                               text=True, timeout=300, check=False)
         walls.append(time.perf_counter() - start)
         if done.returncode != 0 or "password-reset.md" not in done.stdout:

@@ -85,7 +85,7 @@ def _moto(request: Request) -> Answer:
 def _cold() -> None:
     """Forget everything a warm execution environment keeps, so the next request makes a cold start's calls."""
 
-    from agentkb.adapters.aws.dynamodb_tables import aws_client
+    from agentkb.adapters.aws.dynamodb.tables import aws_client
     from agentkb.composition import reset_ports
     from agentkb.config import reset_settings
 

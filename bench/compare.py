@@ -55,7 +55,7 @@ class Corpus:
 
 
 def fts5(corpus: Corpus, path: Path) -> Callable[[str], list[str]]:
-    from agentkb.adapters.embedded.sqlite_index import fts_query
+    from agentkb.adapters.embedded.index import fts_query
 
     fresh = not path.exists()
     conn = sqlite3.connect(path, check_same_thread=False)
@@ -128,7 +128,7 @@ def main() -> None:
 
         print(json.dumps(compare_lexical(args.dataset, args.queries, args.rounds)))
         return
-    from agentkb.services.chunking import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS
+    from agentkb.services.ingest.chunking import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS
 
     name = f"{args.dataset.resolve().name}-{DEFAULT_CHUNK_TOKENS}-{DEFAULT_OVERLAP_TOKENS}"
     data_dir = args.data_dir or ROOT / "bench" / ".cache" / name
@@ -155,8 +155,8 @@ def run(args: argparse.Namespace, data_dir: Path,
     from agentkb.composition import get_ports
     from agentkb.local.events import body_of, rest_event
     from agentkb.local.lambda_context import LocalLambdaContext
-    from agentkb.services.auth import create_api_key
-    from agentkb.services.search import QUERY_VECTORS
+    from agentkb.services.access.api_keys import create_api_key
+    from agentkb.services.search.service import QUERY_VECTORS
     from search_stages import StageClock, instrument
 
     c = get_ports()

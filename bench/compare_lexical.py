@@ -18,12 +18,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def chunk_only_index(dataset: Path) -> Any:
-    from agentkb.adapters.embedded.local_embedder import local_tokenizer
-    from agentkb.adapters.embedded.sqlite_catalog import SqliteCatalog
-    from agentkb.adapters.embedded.sqlite_db import Database
-    from agentkb.adapters.embedded.sqlite_index import SqliteIndex
+    from agentkb.adapters.embedded.embedder import local_tokenizer
+    from agentkb.adapters.embedded.index import SqliteIndex
+    from agentkb.adapters.embedded.sqlite.catalog import SqliteCatalog
+    from agentkb.adapters.embedded.sqlite.db import Database
     from agentkb.models.domain import Chunk, Document, EmbeddingProfile, KnowledgeBase
-    from agentkb.services.chunking import chunk_markdown
+    from agentkb.services.ingest.chunking import chunk_markdown
 
     path = ROOT / "bench" / ".cache" / f"{dataset.resolve().name}-lexical" / "agentkb.sqlite3"
     fresh = not path.exists()
@@ -46,7 +46,7 @@ def chunk_only_index(dataset: Path) -> Any:
 
 def compare_lexical(dataset: Path, queries: int, rounds: int) -> dict[str, Any]:
     from agentkb.models.domain import IndexQuery
-    from agentkb.services.search import lexical_ranking
+    from agentkb.services.search.service import lexical_ranking
     from compare import LEXICAL_K, Corpus, bm25s_leg, fts5
 
     index = chunk_only_index(dataset)

@@ -92,7 +92,7 @@ def main() -> int:
     instrument_scope_check()
     instrument_gateway(log_path)
     print(f"fuzz_server: {wrapped} service functions instrumented", file=sys.stderr, flush=True)
-    from agentkb.cli import main as cli
+    from agentkb.cli.main import main as cli
 
     return cli(argv)
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "functions"))
 
-from agentkb.adapters.embedded.sqlite_db import Database  # noqa: E402
-from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore  # noqa: E402
-from agentkb.models.graph import (  # noqa: E402
+from agentkb.adapters.embedded.sqlite.db import Database  # noqa: E402
+from agentkb.adapters.embedded.sqlite.graph.store import SqliteGraphStore  # noqa: E402
+from agentkb.models.graph.api import (  # noqa: E402
     ENTITY_KINDS,
     RELATION_KINDS,
     EntityRecord,
@@ -32,7 +32,7 @@ from agentkb.models.graph import (  # noqa: E402
     RelationRecord,
     identity_fingerprint,
 )
-from agentkb.services.graph_search import search_graph  # noqa: E402
+from agentkb.services.graph.search import search_graph  # noqa: E402
 
 WORKSPACE = "bench"
 TRUST = ("authoritative", "corroborated", "observed", "ambiguous")

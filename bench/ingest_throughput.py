@@ -61,8 +61,8 @@ def run(source: Path, max_bytes: int) -> dict[str, Any]:
         from agentkb.composition import get_ports
         from agentkb.local.ingest_files import discover, read_sources
         from agentkb.local.operator import create_kb, ingest_paths
-        from agentkb.services.bulk_ingest import EMBED_BATCH
-        from agentkb.services.chunking import chunk_text
+        from agentkb.services.ingest.bulk import EMBED_BATCH
+        from agentkb.services.ingest.chunking import chunk_text
 
         container = get_ports()
         kb = create_kb(container, "bench", "docs", None, [])

@@ -40,7 +40,7 @@ def main() -> None:
     args = parser.parse_args()
     require_dataset(args.dataset)
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "false" if args.metrics else "true")
-    from agentkb.services.chunking import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS
+    from agentkb.services.ingest.chunking import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS
 
     name = f"{args.dataset.resolve().name}-{DEFAULT_CHUNK_TOKENS}-{DEFAULT_OVERLAP_TOKENS}"
     data_dir = args.data_dir or ROOT / "bench" / ".cache" / name
@@ -53,8 +53,8 @@ def main() -> None:
     from agentkb.composition import get_ports
     from agentkb.local.events import rest_event
     from agentkb.local.lambda_context import LocalLambdaContext
-    from agentkb.services.auth import create_api_key
-    from agentkb.services.search import QUERY_VECTORS
+    from agentkb.services.access.api_keys import create_api_key
+    from agentkb.services.search.service import QUERY_VECTORS
     from search_stages import StageClock, instrument
 
     c = get_ports()

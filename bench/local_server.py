@@ -33,7 +33,7 @@ def demo_server(extra_env: dict[str, str] | None = None, access_log: Path | None
     with tempfile.TemporaryDirectory(prefix="agentkb-bench-") as tmp:
         data_dir = Path(tmp) / "data"
         env = _env(data_dir, extra_env or {})
-        cli = [sys.executable, "-m", "agentkb.cli"]
+        cli = [sys.executable, "-m", "agentkb.cli.main"]
         demo = subprocess.run([*cli, "demo", "--data-dir", str(data_dir)], env=env, capture_output=True, text=True,
                               timeout=600, check=False)
         if demo.returncode != 0:

@@ -80,7 +80,7 @@ async def run_clients(key: str, kb: str, data_dir: Path, calls: int) -> dict[str
     out["handler"], out["in_memory_client"] = percentiles(direct), percentiles(in_memory)
     out["in_memory_client_by_name"] = percentiles(by_name)
     env = {**os.environ, "AGENTKB_KEY": key, "AGENTKB_DATA_DIR": str(data_dir)}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "agentkb.cli", "mcp"], env=env)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "agentkb.cli.main", "mcp"], env=env)
     started = time.perf_counter()
     async with Client(params, read_timeout_seconds=120) as client:
         await client.list_tools()

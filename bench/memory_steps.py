@@ -53,7 +53,7 @@ def step(name: str, **extra: Any) -> None:
 
 
 def seed(data_dir: Path) -> str:
-    cli = [sys.executable, "-m", "agentkb.cli"]
+    cli = [sys.executable, "-m", "agentkb.cli.main"]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "functions")}
     subprocess.run([*cli, "demo", "--data-dir", str(data_dir)], env=env, capture_output=True, check=True, timeout=600)
     listed = subprocess.run([*cli, "kb", "list", "--workspace", "demo", "--data-dir", str(data_dir)], env=env,
@@ -95,7 +95,7 @@ def run(seconds: float, clients: int, trace: bool) -> list[dict[str, Any]]:
         step("ports built")
         ports.embedder.embed_query("warm up")
         step("embedding model loaded")
-        from agentkb.adapters.embedded import local_embedder
+        from agentkb.adapters.embedded import embedder as local_embedder
 
         extra = local_embedder._session(local_embedder._model_path(), 1)
         step("one more session of the model")

@@ -24,7 +24,7 @@ for extra in (ROOT, ROOT / "functions"):
 
 
 def record(ws: str, name: str, visibility: str, owner: str) -> Any:
-    from agentkb.models.memory import MemoryRecord
+    from agentkb.models.memory.api import MemoryRecord
 
     return MemoryRecord(workspace_id=ws, project_id=None, visibility=visibility, owner_id=owner, channel_id=None,
                         type="note", name=name, description=name, body=f"body of {name}", confirmed=True, stale=False,
@@ -39,9 +39,9 @@ def main() -> None:
     parser.add_argument("--workspaces", type=int, default=5)
     args = parser.parse_args()
 
-    from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
-    from agentkb.adapters.aws.dynamodb_tables import key, n
-    from agentkb.models.memory_detail import name_key
+    from agentkb.adapters.aws.dynamodb.memory.store import DynamoDbMemoryStore
+    from agentkb.adapters.aws.dynamodb.tables import key, n
+    from agentkb.models.memory.detail import name_key
     from testkit.moto_aws import memory_table
 
     with memory_table() as client:

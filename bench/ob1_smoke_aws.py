@@ -83,7 +83,7 @@ def aws_gateway(port: int = 0) -> Iterator[tuple[str, Mint]]:
     from agentkb.composition import get_ports, reset_ports
     from agentkb.config import reset_settings
     from agentkb.local.server import make_server
-    from agentkb.services.auth import create_api_key
+    from agentkb.services.access.api_keys import create_api_key
     from testkit.bedrock import FakeAgentRuntime, FakeBedrockRuntime
     from testkit.fake_opensearch import FakeOpenSearch
     from testkit.moto_aws import one_backup_per_table, route_to_doubles

@@ -25,7 +25,7 @@ for extra in (ROOT, ROOT / "functions"):
 
 
 def records(size: int, tag: str) -> list[Any]:
-    from agentkb.models.memory import MemoryRecord
+    from agentkb.models.memory.api import MemoryRecord
 
     vector = [1 / math.sqrt(384)] * 384
     return [MemoryRecord(workspace_id="bench", project_id=None, visibility="workspace", owner_id="bench",
@@ -50,7 +50,7 @@ class Counting:
 
 
 def dynamodb_calls(size: int) -> dict[str, int]:
-    from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
+    from agentkb.adapters.aws.dynamodb.memory.store import DynamoDbMemoryStore
     from testkit.moto_aws import memory_table, one_backup_per_table
     from testkit.patches import Patches
 
@@ -62,8 +62,8 @@ def dynamodb_calls(size: int) -> dict[str, int]:
 
 
 def sqlite_ms(size: int, repeats: int = 5) -> float:
-    from agentkb.adapters.embedded.sqlite_db import Database
-    from agentkb.adapters.embedded.sqlite_memory import SqliteMemoryStore
+    from agentkb.adapters.embedded.sqlite.db import Database
+    from agentkb.adapters.embedded.sqlite.memory.store import SqliteMemoryStore
 
     with tempfile.TemporaryDirectory() as tmp:
         store = SqliteMemoryStore(Database(Path(tmp) / "m.sqlite3"))

@@ -32,10 +32,10 @@ from agentkb.local.lambda_context import LocalLambdaContext  # noqa: E402
 from agentkb.local.operator import OPERATOR, create_kb, deps  # noqa: E402
 from agentkb.models.domain import IndexQuery  # noqa: E402
 from agentkb.models.ingest import AddDocumentRequest  # noqa: E402
-from agentkb.services.auth import create_api_key  # noqa: E402
-from agentkb.services.chunking import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS  # noqa: E402
-from agentkb.services.ingest import add_document, prefetch_embeddings  # noqa: E402
-from agentkb.services.search import lexical_ranking  # noqa: E402
+from agentkb.services.access.api_keys import create_api_key  # noqa: E402
+from agentkb.services.ingest.chunking import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS  # noqa: E402
+from agentkb.services.ingest.service import add_document, prefetch_embeddings  # noqa: E402
+from agentkb.services.search.service import lexical_ranking  # noqa: E402
 from beir import (  # noqa: E402
     load_corpus,
     load_qrels,

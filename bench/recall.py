@@ -46,10 +46,10 @@ def build(size: int, dim: int, seed: int = 7) -> tuple[str, Any]:
     """A fresh data dir holding `size` memories in workspace `bench`; returns (api key, container)."""
     from agentkb.composition import get_ports, reset_ports
     from agentkb.config import reset_settings
-    from agentkb.models.graph import GraphBatch, RelationRecord
-    from agentkb.models.memory import MemoryRecord
-    from agentkb.services.auth import create_api_key
-    from agentkb.services.memory_graph import recall_entity_id
+    from agentkb.models.graph.api import GraphBatch, RelationRecord
+    from agentkb.models.memory.api import MemoryRecord
+    from agentkb.services.access.api_keys import create_api_key
+    from agentkb.services.memory.graph_links import recall_entity_id
 
     os.environ["AGENTKB_DATA_DIR"] = tempfile.mkdtemp(prefix=f"agentkb-recall-{size}-")
     reset_settings()
@@ -99,7 +99,7 @@ def request(rng: random.Random, graph: bool) -> dict[str, Any]:
 
 
 def measure(key: str, queries: int, graph: bool) -> dict[str, Any]:
-    import agentkb.services.recall as recall_service
+    import agentkb.services.recall.service as recall_service
     from agentkb.local.events import rest_event
     from agentkb.local.lambda_context import LocalLambdaContext
     from recall.handler import lambda_handler
@@ -133,7 +133,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=100)
     args = parser.parse_args()
-    from agentkb.adapters.embedded.local_embedder import DIMENSION
+    from agentkb.adapters.embedded.embedder import DIMENSION
 
     out: dict[str, Any] = {"bench": "recall", "queries": args.queries, "dimension": DIMENSION, "sizes": {}}
     for size in args.sizes:

@@ -64,8 +64,8 @@ def instrument(clock: StageClock, ports: Any) -> None:
 
     import agentkb.api.app as app
     import agentkb.api.gate as gate
-    import agentkb.api.search_routes as routes
-    import agentkb.services.search as search
+    import agentkb.api.routes.search as routes
+    import agentkb.services.search.service as search
     from agentkb.api.observability import metrics
 
     stages = [

@@ -35,7 +35,7 @@ def setup_env() -> None:
 def ingest_corpus(container: object, dataset: Path, docs: int) -> str:
     from agentkb.models.domain import Principal
     from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
-    from agentkb.services import ingest
+    from agentkb.services.ingest import service as ingest
 
     deps = ingest.IngestDeps(container.catalog, container.index, container.embedder,  # type: ignore[attr-defined]
                              container.tokenizer, container.embedding_cache)  # type: ignore[attr-defined]
@@ -59,9 +59,9 @@ def ingest_corpus(container: object, dataset: Path, docs: int) -> str:
 def seed_memory_and_graph(container: object, queries: list[str], count: int) -> None:
     from agentkb.composition import get_ports
     from agentkb.models.domain import Principal
-    from agentkb.models.memory import MemoryWriteRequest
-    from agentkb.services.graph_write import parse_graph_write, upsert_graph
-    from agentkb.services.memory import MemoryDeps, write_memory
+    from agentkb.models.memory.api import MemoryWriteRequest
+    from agentkb.services.graph.write import parse_graph_write, upsert_graph
+    from agentkb.services.memory.service import MemoryDeps, write_memory
 
     principal = Principal("bench", (WS,), ("api:write",))
     deps = MemoryDeps(get_ports().memories, get_ports().graph, container.embedder)  # type: ignore[attr-defined]
@@ -93,11 +93,11 @@ def main() -> int:
     args = parser.parse_args()
     require_dataset(args.dataset)
     setup_env()
-    from agentkb.api.snapshot_routes import snapshot_deps
+    from agentkb.api.routes.snapshot import snapshot_deps
     from agentkb.composition import get_ports
     from agentkb.models.domain import Principal
     from agentkb.models.snapshot import CreateSnapshotRequest
-    from agentkb.services.snapshot import create_snapshot
+    from agentkb.services.snapshot.service import create_snapshot
 
     container = get_ports()
     queries = [json.loads(line)["text"] for line in (args.dataset / "queries.jsonl").open()][: max(args.queries, 50)]

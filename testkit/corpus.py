@@ -16,9 +16,9 @@ from agentkb.local.lambda_context import LocalLambdaContext
 from agentkb.local.operator import OPERATOR, deps
 from agentkb.models.domain import EmbeddingProfile, KnowledgeBase
 from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
-from agentkb.services import ingest
-from agentkb.services.auth import create_api_key
-from agentkb.services.tag_filters import assign_slots
+from agentkb.services.access.api_keys import create_api_key
+from agentkb.services.ingest import service as ingest
+from agentkb.services.search.tag_filters import assign_slots
 
 ROOT = Path(__file__).resolve().parents[1]
 DIRECT_PRINCIPAL = "orchestrator"  # the principal of the recorded direct invocations

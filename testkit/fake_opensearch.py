@@ -19,8 +19,8 @@ import re
 from collections import Counter
 from typing import Any
 
-from agentkb.adapters.aws.aws_http import HttpResponse
-from agentkb.adapters.aws.opensearch_dsl import cosine
+from agentkb.adapters.aws.opensearch.dsl import cosine
+from agentkb.adapters.aws.opensearch.transport import HttpResponse
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP = frozenset({"a", "an", "and", "are", "as", "at", "be", "by", "for", "if", "in", "into", "is", "it", "no",

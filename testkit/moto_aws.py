@@ -20,7 +20,8 @@ import moto.dynamodb.models as moto_dynamodb
 from moto import mock_aws
 from moto.dynamodb.models.table import Table
 
-from agentkb.adapters.aws import aws_http, dynamodb_tables
+from agentkb.adapters.aws.dynamodb import tables as dynamodb_tables
+from agentkb.adapters.aws.opensearch import transport as aws_http
 from infra import constants as c
 from testkit.environment import REGION
 from testkit.fake_opensearch import FakeOpenSearch

@@ -10,7 +10,7 @@ import pytest
 
 from agentkb.composition import Ports, get_ports, reset_ports
 from agentkb.config import reset_settings
-from agentkb.services.search import QUERY_VECTORS
+from agentkb.services.search.service import QUERY_VECTORS
 from tests.helpers import mint
 from tests.upstream import pytest_sessionfinish, pytest_terminal_summary, pytest_testnodedown  # noqa: F401
 

@@ -47,7 +47,7 @@ SCHEMAS = ROOT / "schemas"
 
 def embedded_db(ports: Any) -> Any:
     """The embedded engine's SQLite database behind a bundle (for assertions on stored rows)."""
-    from agentkb.adapters.embedded.sqlite_db import open_database
+    from agentkb.adapters.embedded.sqlite.db import open_database
 
     return open_database(ports.settings.database_path)
 

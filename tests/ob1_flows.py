@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agentkb.services.usage_feedback import FEEDBACK_CAP
+from agentkb.services.recall.usage_feedback import FEEDBACK_CAP
 from tests.helpers import body_of, invoke, rest_event
 from tests.ob1_client import Ob1Client, hermes_recall, hermes_writeback, recall_payload, writeback_payload
 

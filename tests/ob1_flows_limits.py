@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentkb.models.ob1 import MAX_WRITEBACK_ROWS
+from agentkb.models.ob1.api import MAX_WRITEBACK_ROWS
 from tests.helpers import body_of, invoke, rest_event
 from tests.ob1_client import Ob1Client, recall_payload, writeback_payload
 from tests.ob1_flows import RW, Mint, _ids

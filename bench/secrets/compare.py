@@ -20,7 +20,7 @@ sys.path[:0] = [str(ROOT / "functions"), str(HERE)]
 
 import old_regexes  # noqa: E402
 
-from agentkb.services import secret_detector  # noqa: E402
+from agentkb.services.secrets import detector as secret_detector  # noqa: E402
 
 
 def score(detect: Callable[[str], list[str]], rows: list[dict[str, object]]) -> dict[str, object]:

@@ -19,9 +19,9 @@ import pytest
 from aws_env import REGION, AwsEnv
 from botocore.exceptions import ClientError
 
-from agentkb.adapters.aws import dynamodb_tables
+from agentkb.adapters.aws.dynamodb import tables as dynamodb_tables
 from agentkb.composition import get_ports
-from agentkb.services.auth import create_api_key
+from agentkb.services.access.api_keys import create_api_key
 from testkit.bedrock import FakeAgentRuntime, FakeBedrockRuntime, hashed_embedding
 from testkit.fake_opensearch import FakeOpenSearch
 from testkit.moto_aws import one_backup_per_table as _one_backup_per_table

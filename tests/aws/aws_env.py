@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from moto import mock_aws
 
-from agentkb.adapters.aws.dynamodb_tables import aws_client
+from agentkb.adapters.aws.dynamodb.tables import aws_client
 from agentkb.composition import reset_ports
 from agentkb.config import reset_settings
 from testkit.environment import CREDENTIALS, REGION, stack_environment

@@ -13,11 +13,11 @@ from botocore.exceptions import ReadTimeoutError
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
-from agentkb.adapters.aws.aws_tokenizer import ApproximateTokenizer
 from agentkb.adapters.aws.bedrock import TITAN_V2, BedrockEmbedder, BedrockReranker
+from agentkb.adapters.aws.tokenizer import ApproximateTokenizer
 from agentkb.config import ConfigurationError
 from agentkb.errors import EmbeddingUnavailable
-from agentkb.services.chunking import chunk_text
+from agentkb.services.ingest.chunking import chunk_text
 
 REGION = "us-east-1"
 RERANK_ARN = f"arn:aws:bedrock:{REGION}::foundation-model/cohere.rerank-v3-5:0"

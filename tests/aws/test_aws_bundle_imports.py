@@ -46,5 +46,5 @@ def test_handler_imports_without_local_model_packages(handler: str) -> None:
 
 def test_services_never_import_numpy() -> None:
     services = ROOT / "functions" / "agentkb" / "services"
-    offenders = [p.name for p in services.glob("*.py") if "import numpy" in p.read_text()]
+    offenders = [p.name for p in services.rglob("*.py") if "import numpy" in p.read_text()]
     assert offenders == []

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from aws_env import AwsEnv
 
-from agentkb.adapters.aws.dynamodb_graph import DynamoDbGraphStore
-from agentkb.cli import main
+from agentkb.adapters.aws.dynamodb.graph.store import DynamoDbGraphStore
+from agentkb.cli.main import main
 from agentkb.composition import get_ports
 from agentkb.local.demo import DEMO_DIR
-from agentkb.services.auth import authenticate
+from agentkb.services.access.api_keys import authenticate
 
 
 def test_graph_import_writes_to_dynamodb(aws_settings: AwsEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

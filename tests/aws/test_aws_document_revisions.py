@@ -15,7 +15,7 @@ from botocore.client import BaseClient
 from test_aws_management import _drain_queue, _items, call
 
 from agentkb.api.functions import ingest_app
-from agentkb.api.ingest_routes import ingest_deps
+from agentkb.api.routes.ingest import ingest_deps
 from tests.handlers.test_background_indexing import TEXT
 from tests.handlers.test_document_revisions import SMALL_LIMIT
 from tests.reliability.test_document_write_race import assert_serialised, write_concurrently

@@ -8,16 +8,16 @@ from functools import partial
 import pytest
 from aws_env import REGION, AwsEnv
 
-from agentkb.adapters.aws.aws_secrets import AwsSecretStore
-from agentkb.adapters.aws.dynamodb_catalog import DynamoDbCatalog
-from agentkb.adapters.aws.dynamodb_embedding_cache import DynamoDbEmbeddingCache
-from agentkb.adapters.aws.dynamodb_security import DynamoDbKeyStore, DynamoDbRateLimiter
-from agentkb.adapters.aws.dynamodb_snapshot import INLINE_LIMIT, DynamoDbSnapshotStore
-from agentkb.adapters.aws.dynamodb_tables import aws_client
+from agentkb.adapters.aws.dynamodb.catalog import DynamoDbCatalog
+from agentkb.adapters.aws.dynamodb.embedding_cache import DynamoDbEmbeddingCache
+from agentkb.adapters.aws.dynamodb.security import DynamoDbKeyStore, DynamoDbRateLimiter
+from agentkb.adapters.aws.dynamodb.snapshot import INLINE_LIMIT, DynamoDbSnapshotStore
+from agentkb.adapters.aws.dynamodb.tables import aws_client
+from agentkb.adapters.aws.secrets_manager import AwsSecretStore
 from agentkb.errors import Conflict
 from agentkb.models.domain import Document, EmbeddingProfile, KnowledgeBase, TagDefinition
 from agentkb.models.snapshot import StoredSnapshot
-from agentkb.services.auth import authenticate, create_api_key
+from agentkb.services.access.api_keys import authenticate, create_api_key
 
 KB = KnowledgeBase("kb-1", "ws1", "Runbooks", "ops docs", EmbeddingProfile("amazon.titan-embed-text-v2:0", 256),
                    (TagDefinition("team", "text", "text1"),), "2024-01-01T00:00:00Z")
@@ -123,7 +123,7 @@ def test_secret_pepper_comes_from_secrets_manager(aws: AwsEnv) -> None:
 def test_store_throttling_is_a_503_with_retry_after() -> None:
     from botocore.exceptions import ClientError
 
-    from agentkb.adapters.aws.dynamodb_security import DynamoDbRateLimiter as Limiter
+    from agentkb.adapters.aws.dynamodb.security import DynamoDbRateLimiter as Limiter
     from agentkb.errors import ServiceUnavailable
 
     class Throttled:

@@ -7,9 +7,9 @@ import json
 
 from aws_env import AwsEnv
 
-from agentkb.adapters.aws.dynamodb_tables import aws_client
+from agentkb.adapters.aws.dynamodb.tables import aws_client
 from agentkb.composition import get_ports
-from agentkb.services.auth import create_api_key
+from agentkb.services.access.api_keys import create_api_key
 from tests.helpers import body_of, response_headers, rest_event
 
 
@@ -69,7 +69,7 @@ def test_every_client_and_the_signer_come_from_one_session(aws_settings: AwsEnv,
     # Given a fresh process state: no session, no clients
     import boto3
 
-    from agentkb.adapters.aws import dynamodb_tables
+    from agentkb.adapters.aws.dynamodb import tables as dynamodb_tables
 
     created: list[object] = []
     real = boto3.session.Session

@@ -18,8 +18,9 @@ from aws_env import REGION
 from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
 from botocore.stub import Stubber
 
-from agentkb.adapters.aws import aws_http, dynamodb_tables
-from agentkb.adapters.aws.aws_http import HttpResponse
+from agentkb.adapters.aws.dynamodb import tables as dynamodb_tables
+from agentkb.adapters.aws.opensearch import transport as aws_http
+from agentkb.adapters.aws.opensearch.transport import HttpResponse
 from agentkb.composition import get_ports, reset_ports
 from tests.helpers import body_of, invoke, response_headers, rest_event
 
@@ -136,7 +137,7 @@ def test_secrets_manager_failure_at_the_gate(aws_backend: AwsBackend, caplog: py
 def test_s3_failure_reading_a_large_snapshot(aws_backend: AwsBackend, monkeypatch: pytest.MonkeyPatch,
                                              caplog: pytest.LogCaptureFixture, error: ClientError,
                                              expected: int) -> None:
-    from agentkb.adapters.aws import dynamodb_snapshot
+    from agentkb.adapters.aws.dynamodb import snapshot as dynamodb_snapshot
 
     monkeypatch.setattr(dynamodb_snapshot, "INLINE_LIMIT", 10)  # every snapshot body goes to S3
     key = aws_backend.key(["ws1"], ["api:read", "api:write"])

@@ -21,12 +21,12 @@ from typing import Any
 
 from aws_backend import AwsBackend, throttle
 
-from agentkb.adapters.aws.dynamodb_snapshot import INLINE_LIMIT
+from agentkb.adapters.aws.dynamodb.snapshot import INLINE_LIMIT
 from agentkb.api import gate
 from agentkb.api.routes_table import ROUTES
 from agentkb.composition import get_ports, reset_ports
 from agentkb.config import reset_settings
-from agentkb.services.snapshot import snapshot_hash
+from agentkb.services.snapshot.service import snapshot_hash
 from tests.helpers import body_of, http_event, invoke, response_headers, rest_event
 from tests.reliability.corpus import EVENTS, load, replay, route_of, schema_validator, seed
 from tests.reliability.test_event_corpus import CASES, check_response

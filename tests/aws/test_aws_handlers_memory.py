@@ -17,7 +17,7 @@ from aws_backend import AwsBackend, throttle
 from aws_env import REGION
 from botocore.stub import Stubber
 
-from agentkb.models.graph import identity_fingerprint
+from agentkb.models.graph.api import identity_fingerprint
 from tests.helpers import body_of, http_event, invoke, response_headers, rest_event
 from tests.reliability.corpus import EVENTS, load, schema_validator
 

@@ -28,7 +28,7 @@ from agentkb.errors import (
 from agentkb.models.domain import Principal
 from agentkb.models.idempotency import IdempotentCall
 from agentkb.models.snapshot import CreateSnapshotRequest
-from agentkb.services.snapshot import create_snapshot, request_fingerprint, snapshot_id_for
+from agentkb.services.snapshot.service import create_snapshot, request_fingerprint, snapshot_id_for
 from tests.helpers import CountingOperation, body_of, mint, response_headers, rest_event
 
 CALL = IdempotentCall("test", "key-1", "payload-1")
@@ -280,7 +280,7 @@ def test_snapshot_builds_once_and_replays_the_stored_bytes(
 
 
 def test_snapshot_service_nested_duplicate_and_failed_build(aws_settings: AwsEnv) -> None:
-    from agentkb.api.snapshot_routes import snapshot_deps
+    from agentkb.api.routes.snapshot import snapshot_deps
 
     body = _snapshot_body()
     request = CreateSnapshotRequest.model_validate(body)

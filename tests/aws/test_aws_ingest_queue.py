@@ -12,7 +12,7 @@ from aws_env import REGION, AwsEnv
 
 from agentkb.composition import get_ports
 from agentkb.models.domain import Chunk, Document, EmbeddingProfile, KnowledgeBase
-from agentkb.services.ingest_queue import PoisonMessage, parse_message, upload_location
+from agentkb.services.ingest.queue import PoisonMessage, parse_message, upload_location
 
 KB = KnowledgeBase("kb-1", "ws1", "Runbooks", None, EmbeddingProfile("amazon.titan-embed-text-v2:0", 256), (),
                    "2024-01-01T00:00:00Z")

@@ -8,11 +8,11 @@ from typing import Any
 
 from aws_backend import AwsBackend
 
-from agentkb.adapters.aws.dynamodb_documents import TEXT_PART_CHARS
+from agentkb.adapters.aws.dynamodb.documents import TEXT_PART_CHARS
 from agentkb.composition import get_ports
-from agentkb.services.bulk_ingest import IngestSummary, SourceDocument, ingest_documents, prune
-from agentkb.services.extract import ExtractedText
-from agentkb.services.ingest import IngestDeps
+from agentkb.services.extract.files import ExtractedText
+from agentkb.services.ingest.bulk import IngestSummary, SourceDocument, ingest_documents, prune
+from agentkb.services.ingest.service import IngestDeps
 from tests.helpers import body_of, invoke, rest_event
 
 BASES = "/api/v2/knowledge/bases"

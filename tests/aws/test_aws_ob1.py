@@ -53,7 +53,7 @@ class _Crash(BaseException):
 
 def test_a_duplicate_of_a_writeback_still_being_stored_answers_409_with_retry_after(
         minter: ob1_flows.Mint, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agentkb.adapters.aws import dynamodb_memory_staging as staging
+    from agentkb.adapters.aws.dynamodb.memory import staging
     from tests.ob1_client import Ob1Client
     from tests.ob1_flows import RW
     from tests.ob1_flows_limits import largest_payload

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from agentkb.adapters.aws.aws_http import HttpResponse, JsonClient, set_deadline
-from agentkb.adapters.aws.opensearch_index import OpenSearchIndex, index_body
+from agentkb.adapters.aws.opensearch.index import OpenSearchIndex, index_body
+from agentkb.adapters.aws.opensearch.transport import HttpResponse, JsonClient, set_deadline
 from agentkb.errors import DependencyError, ServiceUnavailable
 from agentkb.models.domain import EmbeddingProfile
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from agentkb.adapters.aws.aws_secrets import MAX_AGE_S, AwsSecretStore
+from agentkb.adapters.aws.secrets_manager import MAX_AGE_S, AwsSecretStore
 from agentkb.config import ConfigurationError
 from agentkb.errors import DependencyError, ServiceUnavailable
 

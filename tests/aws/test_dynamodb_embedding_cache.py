@@ -9,8 +9,8 @@ from typing import Any
 
 from aws_env import REGION, AwsEnv
 
-from agentkb.adapters.aws.dynamodb_embedding_cache import REFRESH_S, TTL_S, DynamoDbEmbeddingCache
-from agentkb.adapters.aws.dynamodb_tables import aws_client, key
+from agentkb.adapters.aws.dynamodb.embedding_cache import REFRESH_S, TTL_S, DynamoDbEmbeddingCache
+from agentkb.adapters.aws.dynamodb.tables import aws_client, key
 
 NOW = 1_760_000_000.0
 PROFILE = "titan@3"
@@ -75,7 +75,7 @@ def test_the_sweep_gives_old_entries_an_expiry_once(aws: AwsEnv) -> None:
 def test_the_cli_sweeps_the_configured_cache(aws_settings: AwsEnv, capsys: Any) -> None:
     import json
 
-    from agentkb.cli import main
+    from agentkb.cli.main import main
 
     client = aws_client("dynamodb", REGION)
     client.put_item(TableName=aws_settings.tables["catalog"],

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from aws_env import REGION, AwsEnv
 
-from agentkb.adapters.aws.dynamodb_graph import descending_weight
-from agentkb.adapters.aws.dynamodb_tables import aws_client
-from agentkb.models.graph import EntityRecord, GraphBatch, RelationRecord
+from agentkb.adapters.aws.dynamodb.graph.store import descending_weight
+from agentkb.adapters.aws.dynamodb.tables import aws_client
+from agentkb.models.graph.api import EntityRecord, GraphBatch, RelationRecord
 from tests.contract.graph_engines import Both
 from tests.contract.graph_engines import both as both  # the two-engine fixture
 from tests.graph_payloads import DEMO, WS
@@ -52,8 +52,8 @@ def test_a_read_only_role_still_answers_the_source_hash(both: Both, monkeypatch:
 def test_the_graph_commands_act_on_the_aws_engine(aws_settings: AwsEnv, tmp_path: Any, capsys: Any) -> None:
     import json
 
-    from agentkb.adapters.aws.dynamodb_graph import DynamoDbGraphStore
-    from agentkb.cli import main
+    from agentkb.adapters.aws.dynamodb.graph.store import DynamoDbGraphStore
+    from agentkb.cli.main import main
 
     # Given a graph imported with AGENTKB_BACKEND=aws: it lands in DynamoDB
     path = tmp_path / "demo.json"

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from aws_env import REGION, AwsEnv
 
-from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
-from agentkb.adapters.aws.dynamodb_tables import aws_client
-from agentkb.adapters.embedded.sqlite_db import Database
-from agentkb.adapters.embedded.sqlite_memory import SqliteMemoryStore
+from agentkb.adapters.aws.dynamodb.memory.store import DynamoDbMemoryStore
+from agentkb.adapters.aws.dynamodb.tables import aws_client
+from agentkb.adapters.embedded.sqlite.db import Database
+from agentkb.adapters.embedded.sqlite.memory.store import SqliteMemoryStore
 from agentkb.errors import Conflict
-from agentkb.models.memory import VISIBILITY_RANK, IdempotencyRecord, MemoryRecord
-from agentkb.models.recall import RecallScope
+from agentkb.models.memory.api import VISIBILITY_RANK, IdempotencyRecord, MemoryRecord
+from agentkb.models.recall.api import RecallScope
 
 WS = "ws1"
 NOW = 1_750_000_000.0
@@ -158,15 +158,15 @@ def test_a_lost_race_for_a_live_name_is_a_conflict(stores: Any) -> None:
 
 
 def test_stopwords_match_the_embedded_fts_query() -> None:
-    from agentkb.adapters.aws import dynamodb_memory_match
-    from agentkb.adapters.embedded import sqlite_index
+    from agentkb.adapters.aws.dynamodb.memory import match as dynamodb_memory_match
+    from agentkb.adapters.embedded import index as sqlite_index
 
     assert dynamodb_memory_match.STOPWORDS is sqlite_index.STOPWORDS  # one list (models/query_text.py)
     assert dynamodb_memory_match.MAX_QUERY_TERMS == sqlite_index.MAX_QUERY_TERMS
 
 
 def test_the_aws_container_serves_the_dynamodb_memory_and_graph_stores(aws_settings: AwsEnv) -> None:
-    from agentkb.adapters.aws.dynamodb_graph import DynamoDbGraphStore
+    from agentkb.adapters.aws.dynamodb.graph.store import DynamoDbGraphStore
     from agentkb.composition import get_ports
 
     container = get_ports()

@@ -11,10 +11,10 @@ from aws_backend import _one_backup_per_table
 from botocore.exceptions import ClientError
 from test_dynamodb_memory import WS, record, scope, unit
 
-import agentkb.adapters.aws.dynamodb_memory_staging as staging
-from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
+import agentkb.adapters.aws.dynamodb.memory.staging as staging
+from agentkb.adapters.aws.dynamodb.memory.store import DynamoDbMemoryStore
 from agentkb.errors import Conflict, DomainError
-from agentkb.models.memory_detail import MemoryListQuery
+from agentkb.models.memory.detail import MemoryListQuery
 from tests.contract.memory_engines import memory_table
 
 SIZE = 2 * staging.CHUNK + 5  # three stage transactions: the 4th transaction is the first publish one

@@ -9,8 +9,8 @@ import pytest
 from test_dynamodb_memory import WS
 from test_dynamodb_memory_staging import SIZE, Crash, Faulty, batch, faulty, leftovers, throttle, visible
 
-import agentkb.adapters.aws.dynamodb_memory_staging as staging
-from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
+import agentkb.adapters.aws.dynamodb.memory.staging as staging
+from agentkb.adapters.aws.dynamodb.memory.store import DynamoDbMemoryStore
 from agentkb.errors import Conflict, WriteConflict, WriteInProgress
 
 __all__ = ["faulty"]  # the fixture, shared with the staging tests

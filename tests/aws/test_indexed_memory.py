@@ -14,14 +14,14 @@ import pytest
 from aws_env import REGION, AwsEnv
 from test_dynamodb_memory import MATRIX, NOW, SCOPES, WS, record, scope, unit
 
-from agentkb.adapters.aws.aws_http import HttpResponse, JsonClient
-from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
-from agentkb.adapters.aws.dynamodb_memory_match import is_eligible
-from agentkb.adapters.aws.dynamodb_tables import aws_client
-from agentkb.adapters.aws.indexed_memory import MIN_CANDIDATES, PENDING_WINDOW_S, IndexedMemoryStore
-from agentkb.adapters.aws.opensearch_memory import OpenSearchMemoryIndex, memory_index_body
+from agentkb.adapters.aws.dynamodb.memory.match import is_eligible
+from agentkb.adapters.aws.dynamodb.memory.store import DynamoDbMemoryStore
+from agentkb.adapters.aws.dynamodb.tables import aws_client
+from agentkb.adapters.aws.opensearch.indexed_memory import MIN_CANDIDATES, PENDING_WINDOW_S, IndexedMemoryStore
+from agentkb.adapters.aws.opensearch.memory import OpenSearchMemoryIndex, memory_index_body
+from agentkb.adapters.aws.opensearch.transport import HttpResponse, JsonClient
 from agentkb.errors import DependencyError, ServiceUnavailable
-from agentkb.models.memory import VISIBILITY_RANK
+from agentkb.models.memory.api import VISIBILITY_RANK
 
 RECORDINGS = Path(__file__).parents[1] / "contract" / "recordings"
 INDEX = "/agentkb-memories-4"
@@ -300,8 +300,8 @@ def test_the_container_adds_the_memory_index_only_with_an_endpoint(aws_settings:
 
 def test_the_memory_cli_repairs_and_reindexes(aws_settings: AwsEnv, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    from agentkb.adapters.aws import aws_http
-    from agentkb.cli import main
+    from agentkb.adapters.aws.opensearch import transport as aws_http
+    from agentkb.cli.main import main
     from agentkb.composition import get_ports
 
     broken = {"error": {"type": "security_exception"}}
@@ -321,9 +321,9 @@ def test_the_memory_cli_repairs_and_reindexes(aws_settings: AwsEnv, monkeypatch:
 
 def test_recall_on_a_throttled_index_is_a_503_within_the_invocations_time(aws_settings: AwsEnv,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from agentkb.adapters.aws import aws_http
+    from agentkb.adapters.aws.opensearch import transport as aws_http
     from agentkb.composition import get_ports
-    from agentkb.services.auth import create_api_key
+    from agentkb.services.access.api_keys import create_api_key
     from recall.handler import lambda_handler
     from tests.helpers import body_of, response_headers, rest_event
 

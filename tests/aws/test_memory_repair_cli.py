@@ -12,13 +12,13 @@ import pytest
 from aws_env import AwsEnv
 from test_dynamodb_memory import WS, record
 
-import agentkb.adapters.aws.dynamodb_memory_staging as staging
-from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
-from agentkb.adapters.aws.dynamodb_tables import key, n
-from agentkb.cli import main
+import agentkb.adapters.aws.dynamodb.memory.staging as staging
+from agentkb.adapters.aws.dynamodb.memory.store import DynamoDbMemoryStore
+from agentkb.adapters.aws.dynamodb.tables import key, n
+from agentkb.cli.main import main
 from agentkb.composition import get_ports, reset_ports
 from agentkb.config import reset_settings
-from agentkb.models.memory_detail import name_key
+from agentkb.models.memory.detail import name_key
 
 
 class _Crash(BaseException):

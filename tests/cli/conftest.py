@@ -1,5 +1,5 @@
 """Fixtures of the CLI tests: `engine` runs a test once on the embedded engine and once on the AWS engine (moto
-DynamoDB, the in-memory OpenSearch, the fake Bedrock of tests/aws/aws_backend.py), through `agentkb.cli.main`."""
+DynamoDB, the in-memory OpenSearch, the fake Bedrock of tests/aws/aws_backend.py), through `agentkb.cli.main.main`."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agentkb.cli import main
+from agentkb.cli.main import main
 
 
 @pytest.fixture()
@@ -74,7 +74,7 @@ def write_document(name: str, text: str) -> None:
     """A document as the API writes it (any name, no source path)."""
     from agentkb.composition import get_ports
     from agentkb.local.operator import deps, resolve_kb
-    from agentkb.services.ingest import DocumentInput, prepare, write_prepared
+    from agentkb.services.ingest.service import DocumentInput, prepare, write_prepared
 
     ports = get_ports()
     target = resolve_kb(ports, "w", "docs")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import agentkb
-from agentkb.cli import build_parser, main
+from agentkb.cli.main import build_parser, main
 
 FUNCTIONS = Path(agentkb.__file__).resolve().parents[1]  # the code under test, in the subprocess too
 
@@ -60,7 +60,7 @@ def _closed_pipe(argv: list[str], data_dir: Path) -> subprocess.CompletedProcess
     read, write = os.pipe()
     os.close(read)
     try:
-        return subprocess.run([sys.executable, "-m", "agentkb.cli", *argv], stdout=write, stderr=subprocess.PIPE,
+        return subprocess.run([sys.executable, "-m", "agentkb.cli.main", *argv], stdout=write, stderr=subprocess.PIPE,
                               env=env, timeout=300, check=False)
     finally:
         os.close(write)

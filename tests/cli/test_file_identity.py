@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentkb.cli import main
+from agentkb.cli.main import main
 
 
 class Cli:
@@ -122,7 +122,7 @@ def test_a_new_file_never_takes_the_name_of_a_file_already_stored(cli: Cli, tree
 def test_a_file_stored_twice_by_an_earlier_version_is_reported_and_one_copy_kept(cli: Cli, tree: Path) -> None:
     from agentkb.composition import get_ports
     from agentkb.local.operator import deps, resolve_kb
-    from agentkb.services.ingest import DocumentInput, prepare, write_prepared
+    from agentkb.services.ingest.service import DocumentInput, prepare, write_prepared
 
     # Given the old bug's result: the README stored as a/README.md (its folder) and README.md (the file alone)
     readme = tree / "a" / "README.md"

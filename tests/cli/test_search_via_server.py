@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 import agentkb
-from agentkb.cli import main
+from agentkb.cli.main import main
 
 FUNCTIONS = Path(agentkb.__file__).resolve().parents[1]
 SEARCH = ["search", "when are refunds paid", "--workspace", "w", "--kb", "docs", "--top-k", "3", "--json"]
 # the CLI in a fresh process: its results on stdout, then whether it imported the model's runtime
-PROBE = ("import json, sys\nfrom agentkb.cli import main\ncode = main(sys.argv[1:])\n"
+PROBE = ("import json, sys\nfrom agentkb.cli.main import main\ncode = main(sys.argv[1:])\n"
          "print(json.dumps({'code': code, 'model': 'onnxruntime' in sys.modules}), file=sys.stderr)")
 
 

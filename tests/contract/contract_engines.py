@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from contract_corpus import KNOWLEDGE_BASES, PROFILE, documents
 
-from agentkb.adapters.aws.aws_http import HttpResponse, JsonClient
-from agentkb.adapters.aws.opensearch_index import OpenSearchIndex
+from agentkb.adapters.aws.opensearch.index import OpenSearchIndex
+from agentkb.adapters.aws.opensearch.transport import HttpResponse, JsonClient
 from agentkb.models.domain import Document, KnowledgeBase
 
 RECORDINGS = Path(__file__).parent / "recordings"
@@ -176,9 +176,9 @@ def _write_corpus(index: Any) -> None:
 
 
 def _embedded(tmp_path: Path) -> Engine:
-    from agentkb.adapters.embedded.sqlite_catalog import SqliteCatalog
-    from agentkb.adapters.embedded.sqlite_db import Database
-    from agentkb.adapters.embedded.sqlite_index import SqliteIndex
+    from agentkb.adapters.embedded.index import SqliteIndex
+    from agentkb.adapters.embedded.sqlite.catalog import SqliteCatalog
+    from agentkb.adapters.embedded.sqlite.db import Database
 
     db = Database(tmp_path / "contract.sqlite3")
     catalog = SqliteCatalog(db)
@@ -209,7 +209,7 @@ def _live() -> Engine:
     """One live index per session (creating an index and waiting for visibility per test would take minutes)."""
     if _LIVE:
         return _LIVE[0]
-    from agentkb.adapters.aws.aws_http import SigV4Transport
+    from agentkb.adapters.aws.opensearch.transport import SigV4Transport
 
     endpoint = os.environ["AGENTKB_OPENSEARCH_ENDPOINT"]
     region = os.environ.get("AWS_REGION") or os.environ.get("AGENTKB_REGION") or "us-east-1"

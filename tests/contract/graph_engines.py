@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from agentkb.adapters.aws.dynamodb_graph import DynamoDbGraphStore
-from agentkb.adapters.aws.dynamodb_tables import aws_client
-from agentkb.adapters.embedded.sqlite_db import Database
-from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore
-from agentkb.models.graph import EntityRecord, GraphBatch, GraphSearchRequest
-from agentkb.services.graph_search import search_graph
-from agentkb.services.graph_write import parse_graph_write, upsert_entity_by_identity, upsert_graph
+from agentkb.adapters.aws.dynamodb.graph.store import DynamoDbGraphStore
+from agentkb.adapters.aws.dynamodb.tables import aws_client
+from agentkb.adapters.embedded.sqlite.db import Database
+from agentkb.adapters.embedded.sqlite.graph.store import SqliteGraphStore
+from agentkb.models.graph.api import EntityRecord, GraphBatch, GraphSearchRequest
+from agentkb.services.graph.search import search_graph
+from agentkb.services.graph.write import parse_graph_write, upsert_entity_by_identity, upsert_graph
 from tests.aws.aws_env import REGION, AwsEnv
 from tests.graph_payloads import WS, assert_upstream_search
 

@@ -18,13 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memory_engines import matches, memory_table
 
-from agentkb.adapters.aws.dynamodb_memory_match import eligibility_filter, is_eligible
-from agentkb.adapters.aws.dynamodb_tables import n, s
-from agentkb.adapters.aws.opensearch_memory import eligibility_dsl
-from agentkb.adapters.embedded.sqlite_eligibility import FACET_COLUMNS, Facets, eligibility_mask, eligibility_sql
+from agentkb.adapters.aws.dynamodb.memory.match import eligibility_filter, is_eligible
+from agentkb.adapters.aws.dynamodb.tables import n, s
+from agentkb.adapters.aws.opensearch.memory import eligibility_dsl
+from agentkb.adapters.embedded.sqlite.eligibility import FACET_COLUMNS, Facets, eligibility_mask, eligibility_sql
 from agentkb.models.eligibility import STRING_FACETS, compile_eligibility, evaluate
-from agentkb.models.memory import VISIBILITY_RANK
-from agentkb.models.recall import RecallScope
+from agentkb.models.memory.api import VISIBILITY_RANK
+from agentkb.models.recall.api import RecallScope
 
 NOW = 1_800_000_000.0
 WS = "ws"

@@ -13,10 +13,10 @@ import pytest
 from graph_engines import Both
 
 from agentkb.errors import Conflict
-from agentkb.models.graph import EntityRecord, GraphBatch, GraphMatchQuery, RelationRecord, identity_fingerprint
-from agentkb.models.graph_text import canonical_json
-from agentkb.services.graph_changes import CONFIDENCE_WEIGHT
-from agentkb.services.graph_write import parse_graph_write, upsert_graph
+from agentkb.models.graph.api import EntityRecord, GraphBatch, GraphMatchQuery, RelationRecord, identity_fingerprint
+from agentkb.models.graph.text import canonical_json
+from agentkb.services.graph.changes import CONFIDENCE_WEIGHT
+from agentkb.services.graph.write import parse_graph_write, upsert_graph
 from tests.graph_payloads import DEMO, WS, batch, entity, proof, relation
 
 

@@ -9,11 +9,11 @@ from typing import Any
 
 from graph_engines import Both
 
-from agentkb.adapters.embedded.sqlite_db import Database
-from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore
-from agentkb.models.graph import EntityRecord, GraphBatch, ProofRecord, RelationRecord, identity_fingerprint
-from agentkb.models.graph_text import canonical_json
-from agentkb.services.graph_migration import migrate_graph
+from agentkb.adapters.embedded.sqlite.db import Database
+from agentkb.adapters.embedded.sqlite.graph.store import SqliteGraphStore
+from agentkb.models.graph.api import EntityRecord, GraphBatch, ProofRecord, RelationRecord, identity_fingerprint
+from agentkb.models.graph.text import canonical_json
+from agentkb.services.graph.migration import migrate_graph
 from tests.graph_payloads import WS, sha
 
 

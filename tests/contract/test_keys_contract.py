@@ -10,7 +10,7 @@ from port_engines import EnginePorts as Ports
 
 from agentkb.errors import Conflict, Unauthorized
 from agentkb.models.domain import ApiKeyRecord, Principal
-from agentkb.services.auth import authenticate, create_api_key
+from agentkb.services.access.api_keys import authenticate, create_api_key
 
 RECORD = ApiKeyRecord("0123456789abcdef", "f" * 64, "alice", ("ws1", "ws2"), ("api:read", "api:write"),
                       "2026-01-01T00:00:00+00:00")

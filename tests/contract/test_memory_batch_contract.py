@@ -17,8 +17,8 @@ from aws_backend import _one_backup_per_table
 from test_dynamodb_memory import WS, record, unit
 from test_memory_contract import ids, scope, store  # noqa: F401 (the engine fixture)
 
-from agentkb.adapters.aws.dynamodb_memory_staging import CHUNK
-from agentkb.models.memory_detail import MemoryListQuery
+from agentkb.adapters.aws.dynamodb.memory.staging import CHUNK
+from agentkb.models.memory.detail import MemoryListQuery
 
 SIZE = 2 * CHUNK + 5  # three DynamoDB transactions of memories
 

@@ -15,16 +15,16 @@ import pytest
 from memory_engines import FakeOpenSearch, memory_table
 from test_dynamodb_memory import NOW, WS, record, unit
 
-from agentkb.adapters.aws.aws_http import JsonClient
-from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
-from agentkb.adapters.aws.indexed_memory import IndexedMemoryStore
-from agentkb.adapters.aws.opensearch_memory import OpenSearchMemoryIndex
-from agentkb.adapters.embedded.sqlite_db import Database
-from agentkb.adapters.embedded.sqlite_memory import SqliteMemoryStore
+from agentkb.adapters.aws.dynamodb.memory.store import DynamoDbMemoryStore
+from agentkb.adapters.aws.opensearch.indexed_memory import IndexedMemoryStore
+from agentkb.adapters.aws.opensearch.memory import OpenSearchMemoryIndex
+from agentkb.adapters.aws.opensearch.transport import JsonClient
+from agentkb.adapters.embedded.sqlite.db import Database
+from agentkb.adapters.embedded.sqlite.memory.store import SqliteMemoryStore
 from agentkb.errors import Conflict
-from agentkb.models.memory import VISIBILITY_RANK, IdempotencyRecord
-from agentkb.models.memory_detail import MemoryChange, MemoryListQuery
-from agentkb.models.recall import RecallScope
+from agentkb.models.memory.api import VISIBILITY_RANK, IdempotencyRecord
+from agentkb.models.memory.detail import MemoryChange, MemoryListQuery
+from agentkb.models.recall.api import RecallScope
 
 ENGINES = ("embedded", "dynamodb", "dynamodb+opensearch")
 

@@ -15,9 +15,9 @@ import uuid
 import pytest
 from contract_engines import eventually
 
-from agentkb.adapters.aws.opensearch_memory import OpenSearchMemoryIndex
-from agentkb.models.memory import VISIBILITY_RANK
-from agentkb.models.recall import RecallScope
+from agentkb.adapters.aws.opensearch.memory import OpenSearchMemoryIndex
+from agentkb.models.memory.api import VISIBILITY_RANK
+from agentkb.models.recall.api import RecallScope
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(not os.environ.get("AGENTKB_OPENSEARCH_ENDPOINT"),
                                                    reason="AGENTKB_OPENSEARCH_ENDPOINT is not set")]
@@ -33,7 +33,7 @@ def _document(memory_id: int, name: str, body: str, vector: list[float], **facet
 
 
 def test_live_memory_legs_apply_eligibility_inside_the_query() -> None:
-    from agentkb.adapters.aws.aws_http import JsonClient, SigV4Transport
+    from agentkb.adapters.aws.opensearch.transport import JsonClient, SigV4Transport
 
     region = os.environ.get("AWS_REGION") or os.environ.get("AGENTKB_REGION") or "us-east-1"
     index = OpenSearchMemoryIndex(JsonClient(SigV4Transport(os.environ["AGENTKB_OPENSEARCH_ENDPOINT"], region),

@@ -12,10 +12,10 @@ import pytest
 from memory_engines import memory_table
 from test_dynamodb_memory import WS, record
 
-from agentkb.adapters.aws import dynamodb_memory_layout as layout
-from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
-from agentkb.adapters.aws.dynamodb_tables import key, n
-from agentkb.models.memory_detail import MemoryListQuery, name_key
+from agentkb.adapters.aws.dynamodb.memory import layout
+from agentkb.adapters.aws.dynamodb.memory.store import DynamoDbMemoryStore
+from agentkb.adapters.aws.dynamodb.tables import key, n
+from agentkb.models.memory.detail import MemoryListQuery, name_key
 
 OWNERS = ("bob", "carol", "dave")
 

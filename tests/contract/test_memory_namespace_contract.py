@@ -13,7 +13,7 @@ from test_dynamodb_memory import WS, record, unit
 from test_memory_contract import ids, scope, store  # noqa: F401 (the engine fixture)
 
 from agentkb.errors import Conflict
-from agentkb.models.memory_detail import MemoryChange, MemoryListQuery, name_key
+from agentkb.models.memory.detail import MemoryChange, MemoryListQuery, name_key
 
 
 def _personal(owner: str, body: str, name: str = "mine", **fields: Any) -> Any:

@@ -10,11 +10,11 @@ from typing import Any
 from memory_engines import memory_table
 from test_dynamodb_memory import WS, record
 
-from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
-from agentkb.adapters.aws.dynamodb_tables import key, n
-from agentkb.adapters.embedded.sqlite_db import Database
-from agentkb.adapters.embedded.sqlite_memory import SqliteMemoryStore
-from agentkb.models.memory_detail import MemoryListQuery, name_key
+from agentkb.adapters.aws.dynamodb.memory.store import DynamoDbMemoryStore
+from agentkb.adapters.aws.dynamodb.tables import key, n
+from agentkb.adapters.embedded.sqlite.db import Database
+from agentkb.adapters.embedded.sqlite.memory.store import SqliteMemoryStore
+from agentkb.models.memory.detail import MemoryListQuery, name_key
 
 BOB = name_key("personal", "bob", "mine")
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.e2e
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agentkb.cli", *args], env=env, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "agentkb.cli.main", *args], env=env, capture_output=True, text=True,
                           timeout=300, check=False)
 
 
@@ -37,7 +37,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     assert again.returncode == 0 and "6 documents" in again.stdout
     key = re.search(r"export AGENTKB_KEY=(\S+)", again.stdout).group(1)  # type: ignore[union-attr]
     assert key in demo.stdout
-    proc = subprocess.Popen([sys.executable, "-m", "agentkb.cli", "serve", "--host", "127.0.0.1", "--port", "0"],
+    proc = subprocess.Popen([sys.executable, "-m", "agentkb.cli.main", "serve", "--host", "127.0.0.1", "--port", "0"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         line = proc.stdout.readline()  # type: ignore[union-attr]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agentkb.api.functions import ingest_app
-from agentkb.api.ingest_routes import ingest_deps
+from agentkb.api.routes.ingest import ingest_deps
 from agentkb.composition import get_ports, reset_ports
 from agentkb.local.indexing_worker import drain
 from tests.helpers import body_of, invoke, rest_event

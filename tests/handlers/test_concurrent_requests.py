@@ -174,6 +174,6 @@ def test_no_route_reads_the_request_from_its_module_level_router() -> None:
 
     import agentkb.api
 
-    readers = [p.name for p in Path(agentkb.api.__file__).parent.glob("*.py")
+    readers = [p.name for p in Path(agentkb.api.__file__).parent.rglob("*.py")
                if p.name != "resolver_state.py" and "current_event" in p.read_text()]
     assert readers == []

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 
 from agentkb.api.functions import search_app
-from agentkb.api.search_routes import search_deps
+from agentkb.api.routes.search import search_deps
 from agentkb.composition import Ports, get_ports
 from agentkb.errors import EmbeddingUnavailable
 from agentkb.models.domain import RateDecision
-from agentkb.services.search import SearchDeps
+from agentkb.services.search.service import SearchDeps
 from tests.handlers.test_search_handler import DOCS, add_doc, create_kb, search
 from tests.helpers import invoke, response_headers, rest_event
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agentkb.api.functions import ingest_app
-from agentkb.api.ingest_routes import ingest_deps
+from agentkb.api.routes.ingest import ingest_deps
 from agentkb.composition import Ports, get_ports
 from agentkb.local.indexing_worker import drain
 from tests.handlers.test_background_indexing import TEXT, call

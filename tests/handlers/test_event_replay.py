@@ -15,8 +15,8 @@ import pytest
 from agentkb.local.operator import OPERATOR, deps
 from agentkb.models.domain import EmbeddingProfile, KnowledgeBase
 from agentkb.models.ingest import AddDocumentRequest
-from agentkb.services.ingest import add_document
-from agentkb.services.tag_filters import assign_slots
+from agentkb.services.ingest.service import add_document
+from agentkb.services.search.tag_filters import assign_slots
 from tests.helpers import ROOT, body_of, invoke, mint, validator
 
 EVENTS = ROOT / "events"

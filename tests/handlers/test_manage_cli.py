@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from agentkb.cli import main
-from agentkb.services.bulk_ingest import EMBED_BATCH, IngestSummary, SourceDocument, ingest_documents
-from agentkb.services.extract import ExtractedText
+from agentkb.cli.main import main
+from agentkb.services.extract.files import ExtractedText
+from agentkb.services.ingest.bulk import EMBED_BATCH, IngestSummary, SourceDocument, ingest_documents
 from tests.helpers import body_of, invoke, rest_event
 
 

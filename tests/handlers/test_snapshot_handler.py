@@ -11,8 +11,8 @@ import pytest
 from agentkb.local.lambda_context import LocalLambdaContext
 from agentkb.models.domain import Principal
 from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
-from agentkb.services import ingest
-from agentkb.services.ingest import IngestDeps
+from agentkb.services.ingest import service as ingest
+from agentkb.services.ingest.service import IngestDeps
 from tests.helpers import body_of, response_headers, rest_event, validator
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,7 +129,7 @@ def test_direct_invocation(rw_key: str, kb: str, container: Any) -> None:
 
 def test_verify_cli_on_a_served_snapshot(rw_key: str, kb: str, tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    from agentkb.cli import main
+    from agentkb.cli.main import main
 
     raw = call(recorded("create_ok", rw_key, kb))["body"]
     good = tmp_path / "snapshot.json"

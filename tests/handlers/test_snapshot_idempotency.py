@@ -9,7 +9,7 @@ from typing import Any
 from agentkb.local.lambda_context import LocalLambdaContext
 from agentkb.models.idempotency import IdempotentCall
 from agentkb.models.snapshot import CreateSnapshotRequest
-from agentkb.services.snapshot import IDEMPOTENCY_SCOPE, request_fingerprint, snapshot_id_for
+from agentkb.services.snapshot.service import IDEMPOTENCY_SCOPE, request_fingerprint, snapshot_id_for
 from tests.helpers import body_of, handler, response_headers, rest_event
 
 
@@ -65,10 +65,10 @@ def test_a_context_that_cannot_tell_its_remaining_time_is_no_deadline(rw_key: st
     body = snapshot_body()
     first = handler("snapshot")(rest_event("POST", "/v1/snapshots", body, key=rw_key), bare)
     # When the next snapshot is built outside any request (the router still holds that context)
-    from agentkb.api.snapshot_routes import snapshot_deps
+    from agentkb.api.routes.snapshot import snapshot_deps
     from agentkb.composition import get_ports
     from agentkb.models.domain import Principal
-    from agentkb.services.snapshot import create_snapshot
+    from agentkb.services.snapshot.service import create_snapshot
 
     principal = Principal(id="svc", workspaces=("ws1",), scopes=("api:read", "api:write"))
     later = create_snapshot(CreateSnapshotRequest.model_validate(snapshot_body()), principal,

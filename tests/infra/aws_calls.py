@@ -24,8 +24,8 @@ import pytest
 from botocore import xform_name
 from iam_requests import Call
 
-from agentkb.adapters.aws import aws_http
-from agentkb.adapters.aws.aws_http import HttpResponse
+from agentkb.adapters.aws.opensearch import transport as aws_http
+from agentkb.adapters.aws.opensearch.transport import HttpResponse
 from agentkb.api.functions import APPS
 from agentkb.composition import Ports, build_ports, get_ports
 from agentkb.config import get_settings

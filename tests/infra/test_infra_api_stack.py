@@ -177,7 +177,7 @@ def test_the_memory_index_is_inside_the_data_access_policy_pattern(synthesized):
     """Ingest writes `<prefix>-memories-<dim>`; recall and snapshot read it: the policy's index pattern covers it."""
     import fnmatch
 
-    from agentkb.adapters.aws.opensearch_memory import memory_index_name
+    from agentkb.adapters.aws.opensearch.memory import memory_index_name
 
     (policy,) = synthesized.resources(synthesized.api_json, "AWS::OpenSearchServerless::AccessPolicy").values()
     rendered = policy["Properties"]["Policy"]["Fn::Join"][1]

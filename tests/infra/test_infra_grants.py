@@ -31,9 +31,9 @@ from aws_env import REGION, aws, aws_settings  # noqa: E402,F401
 from iam_policy import FunctionGrants, Grant  # noqa: E402
 from iam_requests import Deployment  # noqa: E402
 
-from agentkb.adapters.aws import dynamodb_memory_staging as staging  # noqa: E402
+from agentkb.adapters.aws.dynamodb.memory import staging  # noqa: E402
 from agentkb.composition import get_ports  # noqa: E402
-from agentkb.services.ingest import SYNC_INDEX_MAX_CHARS  # noqa: E402
+from agentkb.services.ingest.service import SYNC_INDEX_MAX_CHARS  # noqa: E402
 from infra import constants as c  # noqa: E402
 from infra.grant_reasons import UNEXERCISED_GRANTS  # noqa: E402
 from tests.helpers import body_of, invoke, rest_event  # noqa: E402

@@ -24,7 +24,7 @@ def subprocess_env(data_dir: Path, **extra: str) -> dict[str, str]:
 
 
 def agentkb_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "agentkb.cli", *args]
+    return [sys.executable, "-m", "agentkb.cli.main", *args]
 
 
 def started(command: list[str], env: dict[str, str], pattern: str) -> tuple[subprocess.Popen[str], str]:

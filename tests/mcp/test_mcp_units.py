@@ -120,7 +120,7 @@ def test_the_printed_client_configuration_starts_a_working_server(seeded: Seeded
     # The same args and env, launched with this interpreter on this source tree (the .venv script is main's).
     env = {**subprocess_env(seeded.data_dir), **entry["env"]}
     env.pop("AGENTKB_DATA_DIR")  # the configuration alone must name the data directory
-    params = StdioServerParameters(command=sys.executable, args=["-m", "agentkb.cli", *entry["args"]], env=env)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "agentkb.cli.main", *entry["args"]], env=env)
 
     async def main() -> Any:
         async with Client(params, read_timeout_seconds=120) as client:

@@ -53,7 +53,7 @@ RECALL = {"schema_version": "openbrain.openclaw.recall.v1", "workspace_id": WS, 
 
 
 def _snapshot_id() -> str:
-    from agentkb.services.snapshot import snapshot_id_for
+    from agentkb.services.snapshot.service import snapshot_id_for
 
     return snapshot_id_for(WS, RUN, ATTEMPT)
 

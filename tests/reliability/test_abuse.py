@@ -171,7 +171,7 @@ def test_tag_values_with_metacharacters_round_trip(key: str) -> None:
 
 
 def test_keys_are_compared_in_constant_time(key: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import agentkb.services.auth as auth
+    import agentkb.services.access.api_keys as auth
 
     calls: list[tuple[Any, Any]] = []
     real = hmac.compare_digest

@@ -8,7 +8,7 @@ from typing import Any
 
 from agentkb.local.operator import OPERATOR, deps
 from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
-from agentkb.services import ingest
+from agentkb.services.ingest import service as ingest
 from tests.helpers import body_of, mint, rest_event
 from tests.reliability.corpus import replay
 

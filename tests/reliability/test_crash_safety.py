@@ -32,7 +32,7 @@ def _env(data_dir: Path) -> dict[str, str]:
 
 
 def _cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agentkb.cli", *args], env=_env(data_dir), capture_output=True,
+    return subprocess.run([sys.executable, "-m", "agentkb.cli.main", *args], env=_env(data_dir), capture_output=True,
                           text=True, timeout=900, check=False)
 
 
@@ -74,8 +74,8 @@ def assert_whole(db: Path) -> dict[str, int]:
 
 
 def _lexical_entries(db: Path) -> int:
-    from agentkb.adapters.embedded.sqlite_db import Database
-    from agentkb.adapters.embedded.sqlite_index import SqliteIndex
+    from agentkb.adapters.embedded.index import SqliteIndex
+    from agentkb.adapters.embedded.sqlite.db import Database
 
     index = SqliteIndex(Database(db))
     index.lexical.refresh()
@@ -88,7 +88,7 @@ def test_killing_the_cli_mid_ingest_then_rerunning_finishes_the_job(tmp_path: Pa
     _corpus(folder)
     assert _cli(data_dir, "kb", "create", "--workspace", "w", "--name", "routes").returncode == 0
     db = data_dir / "agentkb.sqlite3"
-    proc = subprocess.Popen([sys.executable, "-m", "agentkb.cli", "ingest", "--workspace", "w", "--kb", "routes",
+    proc = subprocess.Popen([sys.executable, "-m", "agentkb.cli.main", "ingest", "--workspace", "w", "--kb", "routes",
                              "--quiet", str(folder)], env=_env(data_dir), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 600
@@ -117,7 +117,7 @@ def _call(base: str, key: str, method: str, path: str, body: Any = None) -> tupl
 
 def _serve(data_dir: Path, log: Path) -> tuple[subprocess.Popen[str], str]:
     out = log.open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "agentkb.cli", "serve", "--port", "0"], env=_env(data_dir),
+    proc = subprocess.Popen([sys.executable, "-m", "agentkb.cli.main", "serve", "--port", "0"], env=_env(data_dir),
                             stdout=out, stderr=subprocess.DEVNULL, text=True)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:

@@ -228,7 +228,7 @@ def test_concurrent_key_creation_and_document_writes(container: Any, keys: dict[
 
 def test_crash_mid_ingest_leaves_nothing_half_indexed_and_a_retry_completes(
         keys: dict[str, str], container: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    import agentkb.adapters.embedded.sqlite_index as sqlite_index
+    import agentkb.adapters.embedded.index as sqlite_index
 
     real_np = sqlite_index.np
     calls = {"n": 0}

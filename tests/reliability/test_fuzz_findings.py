@@ -14,7 +14,7 @@ import zipfile
 from typing import Any
 
 from agentkb.api.routers import openapi_document
-from agentkb.services.extract_docx import docx_text
+from agentkb.services.extract.docx import docx_text
 from tests.helpers import ERROR_RESPONSE, body_of, mint, rest_event
 from tests.ob1_client import Ob1Client, recall_payload, writeback_payload
 from tests.reliability.corpus import replay

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentkb.models.recall_trace import encode_trace
+from agentkb.models.recall.trace import encode_trace
 from tests.contract.port_engines import EnginePorts
 from tests.helpers import body_of, invoke, mint, rest_event
 from tests.ob1_client import Ob1Client, writeback_payload

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentkb.cli import main
+from agentkb.cli.main import main
 from agentkb.composition import reset_ports
 from agentkb.config import reset_settings
 from agentkb.local.demo import DEMO_DIR

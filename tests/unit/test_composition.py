@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agentkb.adapters.aws.builder import AwsBuilder
+from agentkb.adapters.embedded.basics import LocalObjectReader
 from agentkb.adapters.embedded.builder import EmbeddedBuilder
-from agentkb.adapters.embedded.local_basics import LocalObjectReader
 from agentkb.composition import PortBuilder, PortOverrides, Ports, build_ports, get_ports
 from agentkb.config import get_settings
 from agentkb.errors import BadRequest, NotFound

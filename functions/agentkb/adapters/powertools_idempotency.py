@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentkb.adapters.aws.aws_errors import store_failure
+from agentkb.adapters.aws.errors import store_failure
 from agentkb.errors import DependencyError, IdempotencyKeyReused, OperationInProgress
 from agentkb.models.idempotency import IdempotentCall, IdempotentResult
 from agentkb.ports import RemainingTime

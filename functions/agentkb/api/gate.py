@@ -19,7 +19,7 @@ from agentkb.composition import Ports
 from agentkb.errors import BadRequest, DomainError, PayloadTooLarge, RateLimited, UnsupportedMediaType
 from agentkb.models.digits import ascii_int
 from agentkb.models.domain import Principal, RateDecision
-from agentkb.services.auth import authenticate, require_scope
+from agentkb.services.access.api_keys import authenticate, require_scope
 
 MAX_JSON_DEPTH = 64
 

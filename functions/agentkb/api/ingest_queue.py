@@ -11,11 +11,11 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from agentkb.api.ingest_routes import ingest_deps
 from agentkb.api.observability import logger
+from agentkb.api.routes.ingest import ingest_deps
 from agentkb.composition import Ports
 from agentkb.errors import DomainError
-from agentkb.services.ingest_queue import PoisonMessage, ingest_message_once
+from agentkb.services.ingest.queue import PoisonMessage, ingest_message_once
 
 
 def is_sqs_event(event: dict[str, Any]) -> bool:

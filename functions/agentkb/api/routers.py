@@ -21,26 +21,31 @@ router = Router()  # the OpenAPI document's own route, served by the search func
 
 
 def _search() -> list[Router]:
-    from agentkb.api import graph_routes, search_routes
+    from agentkb.api.routes import graph as graph_routes
+    from agentkb.api.routes import search as search_routes
 
     return [search_routes.router, graph_routes.search_router, router]
 
 
 def _ingest() -> list[Router]:
-    from agentkb.api import graph_routes, ingest_routes, knowledge_routes, memory_routes, ob1_routes
+    from agentkb.api.routes import graph as graph_routes
+    from agentkb.api.routes import ingest as ingest_routes
+    from agentkb.api.routes import knowledge as knowledge_routes
+    from agentkb.api.routes import memory as memory_routes
+    from agentkb.api.routes import ob1 as ob1_routes
 
     return [ingest_routes.router, knowledge_routes.router, memory_routes.router, graph_routes.ingest_router,
             ob1_routes.router]
 
 
 def _recall() -> list[Router]:
-    from agentkb.api import recall_routes
+    from agentkb.api.routes import recall as recall_routes
 
     return [recall_routes.router]
 
 
 def _snapshot() -> list[Router]:
-    from agentkb.api import snapshot_routes
+    from agentkb.api.routes import snapshot as snapshot_routes
 
     return [snapshot_routes.router]
 

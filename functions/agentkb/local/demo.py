@@ -10,7 +10,7 @@ from typing import Any
 from agentkb.composition import Ports
 from agentkb.errors import Unauthorized
 from agentkb.local.operator import create_kb, ingest_paths
-from agentkb.services.auth import authenticate, create_api_key
+from agentkb.services.access.api_keys import authenticate, create_api_key
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo"
 WORKSPACE = "demo"
@@ -48,7 +48,7 @@ def setup(ports: Ports) -> dict[str, Any]:
 
 
 def _import_graph(ports: Ports) -> dict[str, Any]:
-    from agentkb.services.graph_write import parse_graph_write, upsert_graph
+    from agentkb.services.graph.write import parse_graph_write, upsert_graph
 
     payload = json.loads((DEMO_DIR / "graph.json").read_text(encoding="utf-8"))
     payload["workspaceId"] = WORKSPACE

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from agentkb.composition import Ports
 from agentkb.models.domain import Principal
-from agentkb.models.memory import MemoryWriteRequest
-from agentkb.services.memory import MemoryDeps, write_memory
+from agentkb.models.memory.api import MemoryWriteRequest
+from agentkb.services.memory.service import MemoryDeps, write_memory
 
 
 def write_demo_memories(ports: Ports, workspace: str, path: Path, owner: str = "dev") -> int:

@@ -13,11 +13,11 @@ import sys
 import threading
 from dataclasses import replace
 
-from agentkb.adapters.embedded.local_embedder import BackgroundEmbedder, LocalEmbedder
-from agentkb.adapters.embedded.sqlite_indexing import SqliteIndexingQueue, wakeup
+from agentkb.adapters.embedded.embedder import BackgroundEmbedder, LocalEmbedder
+from agentkb.adapters.embedded.sqlite.indexing import SqliteIndexingQueue, wakeup
 from agentkb.api.observability import logger
 from agentkb.composition import Ports
-from agentkb.services.background_ingest import index_pending
+from agentkb.services.ingest.background import index_pending
 
 POLL_S = 2.0
 NICENESS = 10

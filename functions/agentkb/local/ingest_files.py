@@ -17,8 +17,8 @@ from typing import Any
 
 from agentkb.errors import BadRequest
 from agentkb.models.domain import KnowledgeBase
-from agentkb.services.bulk_ingest import SourceDocument
-from agentkb.services.extract import MAX_FILE_BYTES, Unreadable, extract, supported
+from agentkb.services.extract.files import MAX_FILE_BYTES, Unreadable, extract, supported
+from agentkb.services.ingest.bulk import SourceDocument
 
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 

@@ -10,9 +10,10 @@ from agentkb.errors import BadRequest, NotFound
 from agentkb.local.ingest_files import discover, read_sources
 from agentkb.models.domain import KnowledgeBase, Principal
 from agentkb.models.ingest import CreateKnowledgeBaseRequest, TagDefinitionInput
-from agentkb.services import bulk_ingest, ingest
-from agentkb.services.bulk_ingest import IngestSummary, ingest_documents
-from agentkb.services.ingest import IngestDeps
+from agentkb.services.ingest import bulk as bulk_ingest
+from agentkb.services.ingest import service as ingest
+from agentkb.services.ingest.bulk import IngestSummary, ingest_documents
+from agentkb.services.ingest.service import IngestDeps
 
 OPERATOR = Principal(id="operator", workspaces=("*",), scopes=("api:read", "api:write"))
 

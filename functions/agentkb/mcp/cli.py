@@ -38,7 +38,7 @@ def register(sub: Any) -> None:
 def _workspaces_of(key: str) -> tuple[str, ...] | None:
     """The workspaces a key reaches, read from the local key store (None for an unknown or revoked key)."""
     from agentkb.composition import get_ports
-    from agentkb.services.auth import authenticate
+    from agentkb.services.access.api_keys import authenticate
 
     ports = get_ports()
     try:

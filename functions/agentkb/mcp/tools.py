@@ -12,9 +12,9 @@ from pydantic import BaseModel
 
 from agentkb.mcp.calls import ApiRequest
 from agentkb.mcp.schemas import coerce_integers, fill_defaults, make_optional, model_input_schema
-from agentkb.models.graph import GraphSearchRequest
-from agentkb.models.memory import MemoryWriteRequest
-from agentkb.models.recall import RecallRequest
+from agentkb.models.graph.api import GraphSearchRequest
+from agentkb.models.memory.api import MemoryWriteRequest
+from agentkb.models.recall.api import RecallRequest
 from agentkb.models.search import KnowledgeSearchRequest
 from agentkb.models.snapshot import CreateSnapshotRequest
 

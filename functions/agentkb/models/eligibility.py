@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agentkb.models.memory import VISIBILITY_RANK
-from agentkb.models.recall import RecallScope
+from agentkb.models.memory.api import VISIBILITY_RANK
+from agentkb.models.recall.api import RecallScope
 
 STRING_FACETS = frozenset({"project_id", "channel_id", "owner_id"})
 NUMBER_FACETS = frozenset({"vis_rank", "sensitivity", "confirmed", "stale", "superseded", "valid_until",

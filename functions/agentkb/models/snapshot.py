@@ -13,7 +13,7 @@ from pydantic import AfterValidator, ConfigDict, Field, StrictBool, StrictInt, S
 
 from agentkb.models.base import Model
 from agentkb.models.bounds import MAX_KNOWLEDGE_BASES, MAX_QUERY_CHARS, MAX_TAG_FILTERS
-from agentkb.models.graph import EntityKind
+from agentkb.models.graph.api import EntityKind
 from agentkb.models.search import KnowledgeSearchTagFilter
 
 Classification = Literal["public", "internal", "confidential", "restricted"]

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # annotations only: keeps the handlers' cold import light
-    from agentkb.models.graph_records import (
+    from agentkb.models.graph.records import (
         EntityRecord,
         GraphBatch,
         GraphMatchPage,

@@ -6,10 +6,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # annotations only: keeps the handlers' cold import light
-    from agentkb.models.memory import IdempotencyRecord, MemoryRecord, StoredMemory
-    from agentkb.models.memory_detail import MemoryChange, MemoryDetail, MemoryListQuery, MemoryPage
-    from agentkb.models.recall import MemoryView, RecallScope
-    from agentkb.models.recall_trace import RecallTrace, UsageEvent
+    from agentkb.models.memory.api import IdempotencyRecord, MemoryRecord, StoredMemory
+    from agentkb.models.memory.detail import MemoryChange, MemoryDetail, MemoryListQuery, MemoryPage
+    from agentkb.models.recall.api import MemoryView, RecallScope
+    from agentkb.models.recall.trace import RecallTrace, UsageEvent
 
 
 class MemoryStore(Protocol):

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from agentkb.models.graph import GraphSearchRequest
-from agentkb.services.graph_search import search_graph
-from agentkb.services.graph_write import parse_graph_write, upsert_graph
+from agentkb.models.graph.api import GraphSearchRequest
+from agentkb.services.graph.search import search_graph
+from agentkb.services.graph.write import parse_graph_write, upsert_graph
 from tests.conftest import mint
 from tests.graph_payloads import demo
 from tests.handlers.recall.recall_helpers import call, memory_body, names, recall, write

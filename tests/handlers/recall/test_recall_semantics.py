@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentkb.adapters.embedded.local_embedder import local_tokenizer
+from agentkb.adapters.embedded.embedder import local_tokenizer
 from tests.handlers.recall.recall_helpers import names, recall, write
 from tests.helpers import embedded_db, mint
 

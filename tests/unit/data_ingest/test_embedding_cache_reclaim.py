@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from agentkb.adapters.embedded.sqlite_embedding_cache import SWEEP_GRACE_S, vector_key
-from agentkb.cli import main
+from agentkb.adapters.embedded.sqlite.embedding_cache import SWEEP_GRACE_S, vector_key
+from agentkb.cli.main import main
 
 
 @pytest.fixture()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentkb.services.extract import Unreadable, extract
+from agentkb.services.extract.files import Unreadable, extract
 from tests.unit.data_ingest.docfiles import docx_bytes, pdf_bytes
 
 PAGE = b"""<!doctype html><html><head><title>Ignored title</title><style>p{color:red}</style>

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agentkb.cli import main
+from agentkb.cli.main import main
 from tests.unit.data_ingest.docfiles import pdf_bytes
 
 

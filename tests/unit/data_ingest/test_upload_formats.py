@@ -7,7 +7,7 @@ from urllib.parse import quote_plus
 
 import pytest
 
-from agentkb.services.ingest_queue import PoisonMessage, parse_message
+from agentkb.services.ingest.queue import PoisonMessage, parse_message
 from tests.unit.data_ingest.docfiles import docx_bytes, pdf_bytes
 
 

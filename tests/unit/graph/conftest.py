@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from agentkb.adapters.embedded.sqlite_db import Database
-from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore
-from agentkb.models.graph import GraphSearchRequest
-from agentkb.services.graph_search import search_graph
-from agentkb.services.graph_write import parse_graph_write, upsert_graph
+from agentkb.adapters.embedded.sqlite.db import Database
+from agentkb.adapters.embedded.sqlite.graph.store import SqliteGraphStore
+from agentkb.models.graph.api import GraphSearchRequest
+from agentkb.services.graph.search import search_graph
+from agentkb.services.graph.write import parse_graph_write, upsert_graph
 from tests.graph_payloads import DEMO, WS, assert_upstream_search, batch, demo, entity, proof, relation, sha
 
 __all__ = ["DEMO", "WS", "batch", "demo", "entity", "proof", "relation", "search", "sha", "write"]

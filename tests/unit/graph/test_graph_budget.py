@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentkb.services.graph_budget import AGENT_LIMITS, cap_attributes, interleave, share_round_robin
+from agentkb.services.graph.budget import AGENT_LIMITS, cap_attributes, interleave, share_round_robin
 from conftest import batch, entity, proof, relation, search, write
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from agentkb.models.graph import EntityRecord, GraphBatch, ProofRecord, RelationRecord
-from agentkb.models.graph_text import canonical_json
-from agentkb.services.graph_changes import (
+from agentkb.models.graph.api import EntityRecord, GraphBatch, ProofRecord, RelationRecord
+from agentkb.models.graph.text import canonical_json
+from agentkb.services.graph.changes import (
     PriorGraph,
     decode_entity,
     decode_proof,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentkb.models.graph import GraphSearchRequest
-from agentkb.services.graph_search import RELATIONS_PER_ENTITY, search_graph
+from agentkb.models.graph.api import GraphSearchRequest
+from agentkb.services.graph.search import RELATIONS_PER_ENTITY, search_graph
 from conftest import batch, entity, proof, relation, search, write
 
 
@@ -63,7 +63,7 @@ def test_project_scope_keeps_project_and_proven_workspace_neighbours(demo_store:
 
 
 def test_project_scope_ignores_unproven_links(store: Any) -> None:
-    from agentkb.models.graph import GraphBatch, RelationRecord
+    from agentkb.models.graph.api import GraphBatch, RelationRecord
 
     write(store, batch([entity("p", "inside", project="alpha"), entity("w", "shared thing")]))
     store.upsert("demo", GraphBatch(relations=(RelationRecord("m", "p", "w", "mentions", weight=1.0),)))

@@ -10,7 +10,14 @@ from typing import Any, get_args
 import pytest
 
 from agentkb.errors import BadRequest
-from agentkb.models.graph import EntityKind, GraphEntity, GraphProof, GraphRelation, GraphSearchRequest, RelationKind
+from agentkb.models.graph.api import (
+    EntityKind,
+    GraphEntity,
+    GraphProof,
+    GraphRelation,
+    GraphSearchRequest,
+    RelationKind,
+)
 from conftest import WS, batch, entity, proof, relation, search, write
 from tests.graph_payloads import ROOT, upstream_document
 

@@ -36,8 +36,8 @@ def test_a_real_change_moves_the_hash(store: Any) -> None:
 
 
 def test_same_graph_in_another_store_has_the_same_hash(store: Any, tmp_path: Any) -> None:
-    from agentkb.adapters.embedded.sqlite_db import Database
-    from agentkb.adapters.embedded.sqlite_graph import SqliteGraphStore
+    from agentkb.adapters.embedded.sqlite.db import Database
+    from agentkb.adapters.embedded.sqlite.graph.store import SqliteGraphStore
 
     other = SqliteGraphStore(Database(tmp_path / "other.sqlite3"))
     shuffled = demo()
@@ -154,8 +154,8 @@ def test_identity_clash_in_batch_is_400_and_with_store_is_409(store: Any) -> Non
 def test_upsert_entity_by_identity_reuses_the_stored_id(store: Any) -> None:
     import dataclasses
 
-    from agentkb.models.graph import EntityRecord, RelationRecord, identity_fingerprint
-    from agentkb.services.graph_write import upsert_entity_by_identity
+    from agentkb.models.graph.api import EntityRecord, RelationRecord, identity_fingerprint
+    from agentkb.services.graph.write import upsert_entity_by_identity
 
     def person(eid: str) -> EntityRecord:
         return EntityRecord(id=eid, kind="owner", label="Ada", project_id=None, identity_key="ada@example.com",
@@ -165,7 +165,7 @@ def test_upsert_entity_by_identity_reuses_the_stored_id(store: Any) -> None:
     assert upsert_entity_by_identity(store, WS, person("m1")) == "m1"
     assert upsert_entity_by_identity(store, WS, person("m2")) == "m1"
     upsert_entity_by_identity(store, WS, dataclasses.replace(person("t1"), kind="document", identity_key="billing"))
-    from agentkb.models.graph import GraphBatch
+    from agentkb.models.graph.api import GraphBatch
 
     store.upsert(WS, GraphBatch(relations=(RelationRecord("w1", "m1", "t1", "mentions", weight=0.9),
                                            RelationRecord("w2", "m1", "t1", "related-to", weight=0.2))))
@@ -176,7 +176,7 @@ def test_upsert_entity_by_identity_reuses_the_stored_id(store: Any) -> None:
 def test_cli_import_writes_and_rejects_with_one_line(tmp_path: Any, capsys: Any) -> None:
     import json
 
-    from agentkb.cli import main
+    from agentkb.cli.main import main
 
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(batch([], [relation("r", "a", "b", ["x"])])))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentkb.services.ingest_queue import message_key
+from agentkb.services.ingest.queue import message_key
 
 
 def s3(key: str = "uploads/ws1/kb-1/a.md", **obj: Any) -> str:

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from agentkb.adapters.embedded.sqlite_db import Database
-from agentkb.adapters.embedded.sqlite_idempotency import SqlitePersistenceLayer
+from agentkb.adapters.embedded.sqlite.db import Database
+from agentkb.adapters.embedded.sqlite.idempotency import SqlitePersistenceLayer
 from agentkb.adapters.powertools_idempotency import PowertoolsIdempotency
 from agentkb.errors import DependencyError, IdempotencyKeyReused, NotFound, OperationInProgress
 from agentkb.models.idempotency import IdempotentCall

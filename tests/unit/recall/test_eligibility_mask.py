@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from agentkb.adapters.embedded.sqlite_db import Database
-from agentkb.adapters.embedded.sqlite_eligibility import eligibility_mask, eligibility_sql
-from agentkb.adapters.embedded.sqlite_memory import SqliteMemoryStore
-from agentkb.models.memory import VISIBILITY_RANK
-from agentkb.models.recall import RecallScope
+from agentkb.adapters.embedded.sqlite.db import Database
+from agentkb.adapters.embedded.sqlite.eligibility import eligibility_mask, eligibility_sql
+from agentkb.adapters.embedded.sqlite.memory.store import SqliteMemoryStore
+from agentkb.models.memory.api import VISIBILITY_RANK
+from agentkb.models.recall.api import RecallScope
 
 NOW = 1_800_000_000.0
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from agentkb.errors import NotOwner
-from agentkb.models.recall_trace import RecallTrace, decode_trace, encode_trace
-from agentkb.services.memory import memory_owner
+from agentkb.models.recall.trace import RecallTrace, decode_trace, encode_trace
+from agentkb.services.memory.service import memory_owner
 
 SHARED = ("channel", "project", "workspace", "organization")
 

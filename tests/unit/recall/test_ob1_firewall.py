@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentkb.services.ob1_firewall import BLOCKED, UnsafeWriteback, enforce_writeback_firewall, unsafe_reasons
+from agentkb.services.ob1.firewall import BLOCKED, UnsafeWriteback, enforce_writeback_firewall, unsafe_reasons
 
 FENCE = "`" * 3
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentkb.models.graph import GraphBatch, RelationRecord
-from agentkb.services.memory_graph import recall_entity_id
-from agentkb.services.recall_graph import expand
+from agentkb.models.graph.api import GraphBatch, RelationRecord
+from agentkb.services.memory.graph_links import recall_entity_id
+from agentkb.services.recall.graph_leg import expand
 
 
 def test_bfs_caps_neighbours_per_hub(container: Any) -> None:

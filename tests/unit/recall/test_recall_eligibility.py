@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from agentkb.adapters.embedded.sqlite_db import Database
-from agentkb.adapters.embedded.sqlite_memory import SqliteMemoryStore
-from agentkb.models.memory import SENSITIVITY_BITS, VISIBILITY_RANK, MemoryRecord
-from agentkb.models.recall import RecallScope
+from agentkb.adapters.embedded.sqlite.db import Database
+from agentkb.adapters.embedded.sqlite.memory.store import SqliteMemoryStore
+from agentkb.models.memory.api import SENSITIVITY_BITS, VISIBILITY_RANK, MemoryRecord
+from agentkb.models.recall.api import RecallScope
 from tests.unit.recall.fake_embedders import HashEmbedder
 
 NOW = 1_800_000_000.0

@@ -9,8 +9,8 @@ from collections.abc import Callable
 import pytest
 
 from agentkb.errors import EmbeddingUnavailable
-from agentkb.services import recall_embed
-from agentkb.services.recall_embed import embed_query_bounded
+from agentkb.services.recall import embed as recall_embed
+from agentkb.services.recall.embed import embed_query_bounded
 from tests.unit.recall.fake_embedders import FailingEmbedder, HashEmbedder
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentkb.services.recall_surface import Shaping, agent_surface
+from agentkb.services.recall.surface import Shaping, agent_surface
 from tests.upstream import upstream_errors
 
 

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from agentkb.models.recall_trace import RecallTrace, TraceItem, UsageEvent, apply_usage
-from agentkb.services.usage_feedback import DAY_S, FEEDBACK_CAP, HALF_LIFE_DAYS, feedback_boosts
+from agentkb.models.recall.trace import RecallTrace, TraceItem, UsageEvent, apply_usage
+from agentkb.services.recall.usage_feedback import DAY_S, FEEDBACK_CAP, HALF_LIFE_DAYS, feedback_boosts
 
 NOW = 1_800_000_000.0
 

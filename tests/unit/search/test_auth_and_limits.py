@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from agentkb.errors import BadRequest, InsufficientScope, Unauthorized
-from agentkb.services.auth import authenticate, create_api_key, require_scope
+from agentkb.services.access.api_keys import authenticate, create_api_key, require_scope
 
 
 def test_key_round_trip_and_only_a_hash_is_stored(container: Any) -> None:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from agentkb.adapters.embedded import blas_threads
 from agentkb.adapters.embedded.builder import EmbeddedBuilder
+from agentkb.adapters.embedded.vectors import blas_threads
 from agentkb.config import Settings
 
 

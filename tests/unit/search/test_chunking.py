@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from agentkb.services.chunking import chunk_text, content_hash
+from agentkb.services.ingest.chunking import chunk_text, content_hash
 
 
 class WordTokenizer:
@@ -51,7 +51,7 @@ def test_empty_text_and_bad_parameters() -> None:
 
 
 def test_markdown_headings_travel_with_their_chunks() -> None:
-    from agentkb.services.chunking import chunk_markdown
+    from agentkb.services.ingest.chunking import chunk_markdown
 
     text = ("# Incident handbook\n\nIntro words here.\n\n## Paging\n\nWho gets paged.\n\n### Escalation\n\n"
             "Escalate after ten minutes.\n\n## Postmortems\n\nWrite one within a week.\n")
@@ -67,7 +67,7 @@ def test_markdown_headings_travel_with_their_chunks() -> None:
 
 
 def test_code_fences_hide_headings_and_plain_text_has_no_context() -> None:
-    from agentkb.services.chunking import chunk_markdown, markdown_sections
+    from agentkb.services.ingest.chunking import chunk_markdown, markdown_sections
 
     title, sections = markdown_sections("Body first.\n\n```\n# not a heading\n```\n\n# Late title\n\nMore.")
     assert title is None  # a level-1 heading that does not open the document is a section heading
@@ -78,7 +78,7 @@ def test_code_fences_hide_headings_and_plain_text_has_no_context() -> None:
 
 
 def test_sections_from_other_parsers_and_an_explicit_title() -> None:
-    from agentkb.services.chunking import MAX_CONTEXT_CHARS, Section, chunk_context, chunk_sections
+    from agentkb.services.ingest.chunking import MAX_CONTEXT_CHARS, Section, chunk_context, chunk_sections
 
     chunks = chunk_sections("Report.pdf title", [Section(("Results",), "It worked."), Section((), "Appendix.")],
                             WordTokenizer())
@@ -88,7 +88,7 @@ def test_sections_from_other_parsers_and_an_explicit_title() -> None:
 
 
 def test_reassemble_keeps_each_overlap_once() -> None:
-    from agentkb.services.chunking import reassemble
+    from agentkb.services.ingest.chunking import reassemble
 
     text = " ".join(f"w{i}" for i in range(60))
     chunks = chunk_text(text, WordTokenizer(), size=20, overlap=5)

@@ -2,7 +2,7 @@
 
 import random
 
-from agentkb.services.fusion import RRF_K, fair_share, fuse_reciprocal_rank
+from agentkb.services.search.fusion import RRF_K, fair_share, fuse_reciprocal_rank
 
 
 def test_both_legs_first_scores_two_over_61() -> None:
@@ -42,7 +42,7 @@ def test_fair_share_fills_leftovers_by_rank_and_keeps_order() -> None:
 
 def test_the_lexical_ranking_weighs_each_chunk_by_its_document() -> None:
     from agentkb.models.domain import DocumentHit, LegHit
-    from agentkb.services.fusion import fuse_lexical, order_by_document
+    from agentkb.services.search.fusion import fuse_lexical, order_by_document
 
     chunks = [LegHit("lucky", "kb", "other", 9.0), LegHit("a1", "kb", "answer", 8.0),
               LegHit("a2", "kb", "answer", 7.0), LegHit("x", "kb", "unranked", 6.0)]
@@ -85,7 +85,7 @@ def test_fusion_matches_the_reference_on_random_legs() -> None:
 
 def test_lexical_fusion_matches_the_reference_on_random_legs() -> None:
     from agentkb.models.domain import DocumentHit, LegHit
-    from agentkb.services.fusion import fuse_lexical, order_by_document
+    from agentkb.services.search.fusion import fuse_lexical, order_by_document
 
     rng = random.Random(18)
     for _ in range(300):

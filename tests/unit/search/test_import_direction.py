@@ -20,13 +20,15 @@ def imports(path: Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "agentkb" / "services").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((ROOT / "agentkb" / "services").rglob("*.py")),
+                         ids=lambda p: p.relative_to(ROOT / "agentkb" / "services").as_posix())
 def test_services_do_not_import_adapters(path: Path) -> None:
     bad = {n for n in imports(path) if any(n == f or n.startswith(f + ".") for f in FORBIDDEN_IN_SERVICES)}
     assert not bad, f"{path.name} imports {bad}"
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "agentkb" / "api").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((ROOT / "agentkb" / "api").rglob("*.py")),
+                         ids=lambda p: p.relative_to(ROOT / "agentkb" / "api").as_posix())
 def test_api_does_not_import_adapters(path: Path) -> None:
     bad = {n for n in imports(path) if n == "agentkb.adapters" or n.startswith("agentkb.adapters.")}
     assert not bad, f"{path.name} imports {bad}"

@@ -12,11 +12,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "contract"))
 from contract_corpus import KB_A, KNOWLEDGE_BASES, documents  # noqa: E402
 
-from agentkb.adapters.embedded import sqlite_lexical  # noqa: E402
-from agentkb.adapters.embedded.sqlite_catalog import SqliteCatalog  # noqa: E402
-from agentkb.adapters.embedded.sqlite_db import Database  # noqa: E402
-from agentkb.adapters.embedded.sqlite_index import SqliteIndex  # noqa: E402
-from agentkb.adapters.embedded.sqlite_lexical import LexicalIndexes  # noqa: E402
+from agentkb.adapters.embedded.index import SqliteIndex  # noqa: E402
+from agentkb.adapters.embedded.lexical import tantivy as sqlite_lexical  # noqa: E402
+from agentkb.adapters.embedded.lexical.tantivy import LexicalIndexes  # noqa: E402
+from agentkb.adapters.embedded.sqlite.catalog import SqliteCatalog  # noqa: E402
+from agentkb.adapters.embedded.sqlite.db import Database  # noqa: E402
 from agentkb.models.domain import IndexQuery  # noqa: E402
 
 QUERY = IndexQuery("ws1", ("kb-a",), text="database credentials", limit_per_kb=10)

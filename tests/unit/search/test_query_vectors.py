@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentkb.services.query_vectors import QueryVectorCache
+from agentkb.services.search.query_vectors import QueryVectorCache
 
 
 class CountingEmbedder:

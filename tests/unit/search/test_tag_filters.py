@@ -6,7 +6,7 @@ import pytest
 
 from agentkb.errors import BadRequest
 from agentkb.models.domain import EmbeddingProfile, KnowledgeBase
-from agentkb.services.tag_filters import assign_slots, compile_filters, validate_document_tags
+from agentkb.services.search.tag_filters import assign_slots, compile_filters, validate_document_tags
 
 PROFILE = EmbeddingProfile("m", 3)
 

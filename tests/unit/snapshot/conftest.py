@@ -11,8 +11,8 @@ import pytest
 
 from agentkb.models.domain import Principal
 from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
-from agentkb.services import ingest
-from agentkb.services.ingest import IngestDeps
+from agentkb.services.ingest import service as ingest
+from agentkb.services.ingest.service import IngestDeps
 from tests.upstream import OursAndUpstream, ours_and_upstream
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -6,8 +6,8 @@ import hashlib
 
 import pytest
 
-from agentkb.services.canonical_json import canonical_bytes, format_number, sha256_hex
-from agentkb.services.snapshot import snapshot_hash
+from agentkb.services.snapshot.canonical_json import canonical_bytes, format_number, sha256_hex
+from agentkb.services.snapshot.service import snapshot_hash
 
 
 def test_keys_sorted_by_utf16_code_units_and_no_whitespace() -> None:

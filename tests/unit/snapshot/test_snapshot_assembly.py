@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from agentkb.adapters.embedded.local_embedder import local_tokenizer
-from agentkb.api.snapshot_routes import snapshot_deps
+from agentkb.adapters.embedded.embedder import local_tokenizer
+from agentkb.api.routes.snapshot import snapshot_deps
 from agentkb.composition import get_ports
 from agentkb.errors import BadRequest, Conflict, NotFound
 from agentkb.models.domain import Principal
 from agentkb.models.snapshot import CreateSnapshotRequest
-from agentkb.services.graph_write import parse_graph_write, upsert_graph
-from agentkb.services.snapshot import create_snapshot, get_snapshot, snapshot_hash
+from agentkb.services.graph.write import parse_graph_write, upsert_graph
+from agentkb.services.snapshot.service import create_snapshot, get_snapshot, snapshot_hash
 from tests.graph_payloads import entity as graph_entity
 from tests.graph_payloads import proof as graph_proof
 from tests.unit.snapshot.conftest import ALICE, WS, assert_contract, inline, make_kb, request_body
@@ -220,8 +220,8 @@ def test_invalid_requests(patch: dict[str, Any]) -> None:
 
 def write_memory_row(container: Any, name: str, body: str, **extra: Any) -> None:
     from agentkb.composition import get_ports
-    from agentkb.models.memory import MemoryWriteRequest
-    from agentkb.services.memory import MemoryDeps, write_memory
+    from agentkb.models.memory.api import MemoryWriteRequest
+    from agentkb.services.memory.service import MemoryDeps, write_memory
 
     request = MemoryWriteRequest.model_validate({"workspace_id": WS, "visibility": "workspace", "type": "decision",
                                                  "name": name, "body": body, "confirmed": True, **extra})
@@ -229,7 +229,7 @@ def write_memory_row(container: Any, name: str, body: str, **extra: Any) -> None
 
 
 def test_memory_source_items_and_gates(container: Any) -> None:
-    pytest.importorskip("agentkb.services.recall")
+    pytest.importorskip("agentkb.services.recall.service")
     write_memory_row(container, "retry-policy", "We decided to retry failed payments three times, then suspend.")
     write_memory_row(container, "lunch", "The team prefers pizza on Fridays.")
     body = request_body()

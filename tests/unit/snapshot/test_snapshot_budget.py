@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agentkb.adapters.embedded.local_embedder import local_tokenizer
+from agentkb.adapters.embedded.embedder import local_tokenizer
 from agentkb.models.snapshot import Candidate
-from agentkb.services.snapshot_budget import MIN_COMPRESSED_TOKENS, pack, sentence_cuts, shorten
+from agentkb.services.snapshot.budget import MIN_COMPRESSED_TOKENS, pack, sentence_cuts, shorten
 
 TOK = local_tokenizer()
 SENTENCE = "The billing service retries a failed payment three times before it suspends the account. "

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from agentkb.adapters.aws.aws_errors import embedding_failure, rerank_failure_reason
+from agentkb.adapters.aws.errors import embedding_failure, rerank_failure_reason
 from agentkb.config import ConfigurationError
 from agentkb.models.domain import RerankOutcome
 

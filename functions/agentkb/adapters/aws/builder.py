@@ -14,9 +14,9 @@ from agentkb.config import ConfigurationError, Settings
 from agentkb.models.engine import AWS, EngineTraits
 
 if TYPE_CHECKING:
-    from agentkb.adapters.aws.aws_http import JsonClient
-    from agentkb.adapters.aws.dynamodb_catalog import DynamoDbCatalog
-    from agentkb.adapters.aws.dynamodb_tables import ClientFactory
+    from agentkb.adapters.aws.dynamodb.catalog import DynamoDbCatalog
+    from agentkb.adapters.aws.dynamodb.tables import ClientFactory
+    from agentkb.adapters.aws.opensearch.transport import JsonClient
     from agentkb.composition import Ports
     from agentkb.ports import (
         Catalog,
@@ -55,21 +55,21 @@ class AwsBuilder:
 
     def client(self, service: str, read_timeout_s: float = 10.0, max_attempts: int = 3) -> ClientFactory:
         """A factory of the process's cached boto3 client (created on the factory's first call)."""
-        from agentkb.adapters.aws.dynamodb_tables import aws_client
+        from agentkb.adapters.aws.dynamodb.tables import aws_client
 
         return partial(aws_client, service, self.settings.region, read_timeout_s, max_attempts)
 
     @cached_property
     def opensearch(self) -> JsonClient:
         """The collection's signed JSON client, shared by the document and memory indexes (no I/O until used)."""
-        from agentkb.adapters.aws.aws_http import JsonClient, SigV4Transport
+        from agentkb.adapters.aws.opensearch.transport import JsonClient, SigV4Transport
 
         return JsonClient(SigV4Transport(self._required("opensearch_endpoint"), self._required("region")))
 
     @cached_property
     def dynamodb_catalog(self) -> DynamoDbCatalog:
         """The catalog table, also the index's KB lookup and document registry and the snapshots' version source."""
-        from agentkb.adapters.aws.dynamodb_catalog import DynamoDbCatalog
+        from agentkb.adapters.aws.dynamodb.catalog import DynamoDbCatalog
 
         return DynamoDbCatalog(self.client("dynamodb"), self._required("catalog_table"))
 
@@ -77,7 +77,7 @@ class AwsBuilder:
         return self.dynamodb_catalog
 
     def index(self, ports: Ports) -> Index:
-        from agentkb.adapters.aws.opensearch_index import OpenSearchIndex
+        from agentkb.adapters.aws.opensearch.index import OpenSearchIndex
         from agentkb.models.domain import EmbeddingProfile
 
         catalog = self.dynamodb_catalog
@@ -94,7 +94,7 @@ class AwsBuilder:
                                self.settings.embedding_dimension or 1024)
 
     def tokenizer(self, ports: Ports) -> Tokenizer:
-        from agentkb.adapters.aws.aws_tokenizer import ApproximateTokenizer
+        from agentkb.adapters.aws.tokenizer import ApproximateTokenizer
 
         return ApproximateTokenizer()
 
@@ -105,47 +105,47 @@ class AwsBuilder:
                                self.settings.rerank_model_arn)
 
     def keys(self, ports: Ports) -> KeyStore:
-        from agentkb.adapters.aws.dynamodb_security import DynamoDbKeyStore
+        from agentkb.adapters.aws.dynamodb.security import DynamoDbKeyStore
 
         return DynamoDbKeyStore(self.client("dynamodb"), self._required("keys_table"))
 
     def secrets(self, ports: Ports) -> SecretStore:
-        from agentkb.adapters.aws.aws_secrets import AwsSecretStore
+        from agentkb.adapters.aws.secrets_manager import AwsSecretStore
 
         return AwsSecretStore(self.settings.secret_arn, self.client("secretsmanager"))
 
     def rate_limiter(self, ports: Ports) -> RateLimiter:
-        from agentkb.adapters.aws.dynamodb_security import DynamoDbRateLimiter
+        from agentkb.adapters.aws.dynamodb.security import DynamoDbRateLimiter
 
         return DynamoDbRateLimiter(self.client("dynamodb"), self._required("rate_limit_table"))
 
     def embedding_cache(self, ports: Ports) -> EmbeddingCache:
-        from agentkb.adapters.aws.dynamodb_embedding_cache import DynamoDbEmbeddingCache
+        from agentkb.adapters.aws.dynamodb.embedding_cache import DynamoDbEmbeddingCache
 
         return DynamoDbEmbeddingCache(self.client("dynamodb"), self._required("catalog_table"))
 
     def snapshots(self, ports: Ports) -> SnapshotStore:
-        from agentkb.adapters.aws.dynamodb_snapshot import DynamoDbSnapshotStore
+        from agentkb.adapters.aws.dynamodb.snapshot import DynamoDbSnapshotStore
 
         return DynamoDbSnapshotStore(self.client("dynamodb"), self._required("snapshot_table"), self.client("s3"),
                                      self.settings.bucket, self.dynamodb_catalog)
 
     def memories(self, ports: Ports) -> MemoryStore:
         """DynamoDB (the truth) plus, when a collection is configured, the OpenSearch memory legs past ~10k."""
-        from agentkb.adapters.aws.dynamodb_memory import DynamoDbMemoryStore
+        from agentkb.adapters.aws.dynamodb.memory.store import DynamoDbMemoryStore
 
         truth = DynamoDbMemoryStore(self.client("dynamodb"), self._required("memory_table"))
         if not self.settings.opensearch_endpoint:
             return truth
-        from agentkb.adapters.aws.indexed_memory import IndexedMemoryStore
-        from agentkb.adapters.aws.opensearch_memory import OpenSearchMemoryIndex
+        from agentkb.adapters.aws.opensearch.indexed_memory import IndexedMemoryStore
+        from agentkb.adapters.aws.opensearch.memory import OpenSearchMemoryIndex
 
         return IndexedMemoryStore(truth, OpenSearchMemoryIndex(
             self.opensearch, prefix=self.settings.opensearch_index_prefix,
             generation=self.settings.opensearch_generation))
 
     def graph(self, ports: Ports) -> GraphStore:
-        from agentkb.adapters.aws.dynamodb_graph import DynamoDbGraphStore
+        from agentkb.adapters.aws.dynamodb.graph.store import DynamoDbGraphStore
 
         return DynamoDbGraphStore(self.client("dynamodb"), self._required("graph_table"))
 
@@ -160,7 +160,7 @@ class AwsBuilder:
         return S3ObjectReader(self.client("s3"))
 
     def deadline(self, ports: Ports) -> InvocationDeadline:
-        from agentkb.adapters.aws.aws_http import LambdaDeadline
+        from agentkb.adapters.aws.opensearch.transport import LambdaDeadline
 
         return LambdaDeadline()
 
@@ -171,6 +171,6 @@ class AwsBuilder:
 
     def traces(self, ports: Ports) -> RecallTraceStore:
         """OB1 recall traces and usage events live in the memory table (no table of their own)."""
-        from agentkb.adapters.aws.dynamodb_traces import DynamoDbRecallTraceStore
+        from agentkb.adapters.aws.dynamodb.traces import DynamoDbRecallTraceStore
 
         return DynamoDbRecallTraceStore(self.client("dynamodb"), self._required("memory_table"))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentkb.adapters.aws.dynamodb_tables import ClientFactory, guarded
+from agentkb.adapters.aws.dynamodb.tables import ClientFactory, guarded
 
 
 class S3ObjectReader:

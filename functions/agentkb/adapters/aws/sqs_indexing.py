@@ -10,8 +10,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from agentkb.adapters.aws.dynamodb_catalog import DynamoDbCatalog
-from agentkb.adapters.aws.dynamodb_tables import guarded
+from agentkb.adapters.aws.dynamodb.catalog import DynamoDbCatalog
+from agentkb.adapters.aws.dynamodb.tables import guarded
 from agentkb.models.domain import Document
 
 

@@ -1,0 +1,118 @@
+"""The memory index on OpenSearch Serverless: one index per vector dimension, `<prefix>-memories-<dim>`.
+
+A projection of the DynamoDB memory table (the truth), used only to find candidates fast: filtered kNN and BM25
+over name/description/body, each with the compiled recall eligibility predicate (models/eligibility.py) translated
+to DSL inside the query (an absent field behaves like SQL NULL). Documents carry our key in
+the `memory_id` field (no custom `_id` on vector collections); a memory's document is replaced by looking its
+`_id`s up by term and deleting them in the same bulk request that indexes the new version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agentkb.adapters.aws.errors import is_index_missing
+from agentkb.adapters.aws.opensearch.ops import bulk, ensure_index, knn_method, lookup_ids
+from agentkb.adapters.aws.opensearch.transport import JsonClient
+from agentkb.models.eligibility import Absent, AllOf, AnyOf, Clause, Eq, OneOf, compile_eligibility
+from agentkb.models.recall.api import RecallScope
+
+TEXT_FIELDS = ("name^2", "description^1.5", "body")
+KEYWORDS = ("workspace_id", "project_id", "channel_id", "owner_id", "entity_ids")
+INTEGERS = ("vis_rank", "sensitivity", "confirmed", "stale", "superseded")
+
+
+def memory_index_name(prefix: str, dimension: int) -> str:
+    return f"{prefix}-memories-{dimension}"
+
+
+def memory_index_body(dimension: int, generation: str) -> dict[str, Any]:
+    """Cosine kNN of the dimension, english BM25 text, and the keyword/numeric facets recall eligibility reads."""
+    properties: dict[str, Any] = {
+        "embedding": {"type": "knn_vector", "dimension": dimension, "method": knn_method(generation)},
+        **{name: {"type": "text", "analyzer": "english"} for name in ("name", "description", "body")},
+        **{name: {"type": "keyword"} for name in KEYWORDS},
+        **{name: {"type": "integer"} for name in INTEGERS},
+        "memory_id": {"type": "long"},
+        "valid_until": {"type": "double"}, "updated_at": {"type": "double"},
+    }
+    return {"settings": {"index": {"knn": True}}, "mappings": {"properties": properties}}
+
+
+def to_dsl(clause: Clause) -> dict[str, Any]:
+    """One clause of the compiled eligibility predicate as a filter-context query (a missing field is NULL)."""
+    if isinstance(clause, AllOf):
+        return {"bool": {"filter": [to_dsl(c) for c in clause.clauses]}}
+    if isinstance(clause, AnyOf):
+        return {"bool": {"should": [to_dsl(c) for c in clause.clauses], "minimum_should_match": 1}}
+    if isinstance(clause, Absent):
+        return {"bool": {"must_not": [{"exists": {"field": clause.field}}]}}
+    if isinstance(clause, OneOf):
+        return {"terms": {clause.field: list(clause.values)}}
+    if isinstance(clause, Eq):
+        return {"term": {clause.field: clause.value}}
+    return {"range": {clause.field: {"gte" if clause.inclusive else "gt": clause.value}}}
+
+
+def eligibility_dsl(scope: RecallScope) -> list[dict[str, Any]]:
+    """The compiled eligibility predicate as bool/filter clauses (AND-ed), workspace included."""
+    return [{"term": {"workspace_id": scope.workspace_id}},
+            *(to_dsl(c) for c in compile_eligibility(scope).clauses)]
+
+
+class OpenSearchMemoryIndex:
+    """Candidate legs over the memory index; every answer is `(memory_id, score)` and still needs the re-check."""
+
+    def __init__(self, client: JsonClient, *, prefix: str, generation: str) -> None:
+        self.client = client
+        self.prefix = prefix
+        self.generation = generation
+        self._known: set[str] = set()
+
+    def _name(self, dimension: int) -> str:
+        return memory_index_name(self.prefix, dimension)
+
+    def replace(self, dimension: int, documents: Sequence[dict[str, Any]]) -> None:
+        """Index each memory's current document, deleting every earlier document of the same memory id."""
+        name = self._name(dimension)
+        if name not in self._known:
+            ensure_index(self.client, name, memory_index_body(dimension, self.generation))
+            self._known.add(name)
+        ids = [d["memory_id"] for d in documents]
+        old = list(lookup_ids(self.client, name, [{"terms": {"memory_id": ids}}], "memory_id")) if ids else []
+        lines: list[dict[str, Any]] = [{"delete": {"_index": name, "_id": i}} for i in old]
+        for document in documents:
+            lines += [{"index": {"_index": name}}, document]
+        if lines:
+            bulk(self.client, name, lines)
+
+    def remove(self, dimension: int, memory_ids: Sequence[int]) -> None:
+        """Delete every document of these memories (a forgotten memory leaves nothing in the index)."""
+        name = self._name(dimension)
+        old = list(lookup_ids(self.client, name, [{"terms": {"memory_id": list(memory_ids)}}], "memory_id"))
+        if old:
+            bulk(self.client, name, [{"delete": {"_index": name, "_id": i}} for i in old])
+
+    def _search(self, dimension: int, body: dict[str, Any], operation: str) -> tuple[list[tuple[int, float]], bool]:
+        """(memory_id, score) hits in the index's order, and whether the page was full (more may exist)."""
+        status, found = self.client.call("POST", f"/{self._name(dimension)}/_search", body, operation=operation,
+                                         accept=(404,))
+        if is_index_missing(status, found):
+            return [], False
+        hits = [(int(h["_source"]["memory_id"]), float(h.get("_score") or 0.0)) for h in found["hits"]["hits"]]
+        return hits, len(hits) >= body["size"]
+
+    def knn(self, scope: RecallScope, vector: Sequence[float], size: int) -> tuple[list[tuple[int, float]], bool]:
+        """Filtered kNN (eligibility inside the kNN filter: efficient filtering, never post-filtering)."""
+        body = {"size": size, "_source": ["memory_id"], "query": {"knn": {"embedding": {
+            "vector": list(vector), "k": size, "filter": {"bool": {"filter": eligibility_dsl(scope)}}}}}}
+        return self._search(len(vector), body, "memory_vector_search")
+
+    def bm25(self, scope: RecallScope, text: str, dimension: int,
+             size: int) -> tuple[list[tuple[int, float]], bool]:
+        """BM25 over name^2, description^1.5 and body (english analyser) with the same eligibility filter."""
+        body = {"size": size, "_source": ["memory_id"], "query": {"bool": {
+            "must": [{"multi_match": {"query": text, "fields": list(TEXT_FIELDS)}}],
+            "filter": eligibility_dsl(scope)}}}
+        return self._search(dimension, body, "memory_lexical_search")

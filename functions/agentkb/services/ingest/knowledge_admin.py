@@ -1,0 +1,57 @@
+"""Management of knowledge: list, inspect and delete knowledge bases and documents (routes and CLI share it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from agentkb.errors import NotFound
+from agentkb.models.domain import Document, KnowledgeBase, Principal
+from agentkb.paging import decode_cursor, encode_cursor, is_string_pair
+from agentkb.ports import Catalog, Index
+from agentkb.services.ingest.service import get_knowledge_base
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    items: list[T]
+    next_cursor: str | None
+
+
+def list_knowledge_bases(catalog: Catalog, principal: Principal, workspace_id: str, limit: int,
+                         cursor: str | None) -> Page[KnowledgeBase]:
+    """The workspace's knowledge bases by name; a workspace the caller cannot reach is a 404, like a missing one."""
+    if not principal.can_reach(workspace_id):
+        raise NotFound("Workspace not found")
+    after = tuple(decode_cursor(cursor, is_string_pair)) if cursor else ("", "")
+    # A workspace holds few knowledge bases: the catalog lists them whole and the page is cut here.
+    rest = [kb for kb in catalog.list_knowledge_bases(workspace_id) if (kb.name, kb.id) > after]
+    page = rest[:limit]
+    return Page(page, encode_cursor([page[-1].name, page[-1].id]) if len(rest) > limit else None)
+
+
+def delete_knowledge_base(catalog: Catalog, index: Index, principal: Principal, workspace_id: str,
+                          kb_id: str) -> None:
+    """Chunks, vectors and index entries first, then documents and the KB: a retry after a crash finishes it."""
+    kb = get_knowledge_base(catalog, principal, workspace_id, kb_id)
+    index.delete_knowledge_base(kb)
+    catalog.delete_knowledge_base(kb)
+
+
+def list_documents(catalog: Catalog, principal: Principal, workspace_id: str, kb_id: str, limit: int,
+                   cursor: str | None) -> Page[Document]:
+    kb = get_knowledge_base(catalog, principal, workspace_id, kb_id)
+    documents, next_cursor = catalog.list_documents(kb.id, limit, cursor)
+    return Page(documents, next_cursor)
+
+
+def get_document(catalog: Catalog, principal: Principal, workspace_id: str, kb_id: str,
+                 document_id: str) -> tuple[Document, str | None]:
+    """A document's record and its stored text."""
+    kb = get_knowledge_base(catalog, principal, workspace_id, kb_id)
+    document = catalog.get_document(kb.id, document_id)
+    if document is None:
+        raise NotFound("Document not found")
+    return document, catalog.document_content(kb.id, document.id)
