@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agentkb.composition import Ports, get_ports, reset_ports
-from agentkb.config import reset_settings
+from agentkb.config import Settings, reset_settings
 from agentkb.services.search.service import QUERY_VECTORS
 from tests.helpers import mint
 from tests.upstream import pytest_sessionfinish, pytest_terminal_summary, pytest_testnodedown  # noqa: F401
@@ -58,8 +58,10 @@ def override_ports(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Ports]:
 
     current: list[Ports] = []
 
-    def swap(settings: Any = None, **ports: Any) -> Ports:
-        bundle = (current[-1] if current else get_ports()).replace(settings, **ports)
+    def swap(settings: Settings | None = None, **ports: Any) -> Ports:
+        bundle = (current[-1] if current else get_ports()).replace(**ports)
+        if settings is not None:
+            bundle = bundle.with_settings(settings)
         current.append(bundle)
         for app in APPS.values():
             monkeypatch.setitem(app().dependency_overrides, get_ports, lambda: bundle)

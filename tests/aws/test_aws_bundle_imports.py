@@ -24,9 +24,9 @@ for name in {blocked!r}:
 import importlib
 module = importlib.import_module("{handler}.handler")
 from agentkb.composition import get_ports
-container = get_ports()
-ports = [type(getattr(container, n)).__name__ for n in ("catalog", "index", "embedder", "tokenizer", "reranker",
-                                                          "keys", "secrets", "rate_limiter", "embedding_cache")]
+bundle = get_ports()
+ports = [type(getattr(bundle, n)).__name__ for n in ("catalog", "index", "embedder", "tokenizer", "reranker",
+                                                       "keys", "secrets", "rate_limiter", "embedding_cache")]
 heavy = sorted(n for n in ("numpy", "onnxruntime", "tokenizers", "pypdf", "detect_secrets")
                if sys.modules.get(n) is not None)
 print(json.dumps({{"ok": callable(module.lambda_handler), "ports": ports, "heavy": heavy}}))

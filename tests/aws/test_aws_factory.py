@@ -1,4 +1,4 @@
-"""AGENTKB_BACKEND=aws wiring: the container's ports are the AWS adapters, built lazily, and a real handler
+"""AGENTKB_BACKEND=aws wiring: the bundle's ports are the AWS adapters, built lazily, and a real handler
 authenticates (DynamoDB key + Secrets Manager pepper), rate-limits (DynamoDB) and writes the catalog."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from tests.helpers import body_of, response_headers, rest_event
 
 def test_aws_backend_selects_the_aws_adapters_without_building_clients(aws_settings: AwsEnv) -> None:
     aws_client.cache_clear()
-    container = get_ports()
-    names = {name: type(getattr(container, name)).__name__ for name in (
+    ports = get_ports()
+    names = {name: type(getattr(ports, name)).__name__ for name in (
         "catalog", "index", "embedder", "tokenizer", "reranker", "keys", "secrets", "rate_limiter",
         "embedding_cache", "snapshots", "memories", "graph", "idempotency", "objects", "deadline", "indexing_queue")}
     assert names == {"catalog": "DynamoDbCatalog", "index": "OpenSearchIndex", "embedder": "BedrockEmbedder",
@@ -27,14 +27,14 @@ def test_aws_backend_selects_the_aws_adapters_without_building_clients(aws_setti
                      "idempotency": "PowertoolsIdempotency", "objects": "S3ObjectReader", "deadline": "LambdaDeadline",
                      "indexing_queue": "SqsIndexingQueue"}
     assert aws_client.cache_info().currsize == 0  # no boto3 client until a port is used
-    assert container.embedder.dimension == 256
+    assert ports.embedder.dimension == 256
 
 
 def test_ingest_handler_creates_a_knowledge_base_on_dynamodb(aws_settings: AwsEnv) -> None:
     from functions.ingest.handler import lambda_handler
 
-    container = get_ports()
-    key, _ = create_api_key(container.keys, container.secrets, ["ws1"], ["api:read", "api:write"], "alice")
+    ports = get_ports()
+    key, _ = create_api_key(ports.keys, ports.secrets, ["ws1"], ["api:read", "api:write"], "alice")
     event = rest_event("POST", "/api/v2/knowledge/bases", {"workspaceId": "ws1", "name": "Runbooks",
                                                            "tagDefinitions": [{"tagName": "team",
                                                                                "fieldType": "text"}]}, key=key)
@@ -82,13 +82,13 @@ def test_every_client_and_the_signer_come_from_one_session(aws_settings: AwsEnv,
     dynamodb_tables._session.cache_clear()
     aws_client.cache_clear()
     # When a cold request's clients, the OpenSearch credentials and the pepper are fetched
-    container = get_ports()
-    assert container.secrets.key_pepper()  # through the shared Secrets Manager client
+    ports = get_ports()
+    assert ports.secrets.key_pepper()  # through the shared Secrets Manager client
     clients = [aws_client(service, "eu-west-1") for service in ("dynamodb", "secretsmanager", "bedrock-runtime")]
     credentials = dynamodb_tables.aws_credentials()
     # Then one session made them all
     assert len(created) == 1
     assert len({id(c) for c in clients}) == 3 and credentials is not None
-    assert container.secrets._client().meta.service_model.service_name == "secretsmanager"
+    assert ports.secrets._client().meta.service_model.service_name == "secretsmanager"
     dynamodb_tables._session.cache_clear()
     aws_client.cache_clear()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import pytest
@@ -10,9 +9,12 @@ import pytest
 from agentkb.adapters.aws.builder import AwsBuilder
 from agentkb.adapters.embedded.basics import LocalObjectReader
 from agentkb.adapters.embedded.builder import EmbeddedBuilder
-from agentkb.composition import PortBuilder, PortOverrides, Ports, build_ports, get_ports
+from agentkb.composition import Ports, build_ports, get_ports
 from agentkb.config import get_settings
 from agentkb.errors import BadRequest, NotFound
+from agentkb.ports.bundle import PortSet, builds, declared_ports
+
+PORTS = [port.name for port in declared_ports()]
 
 
 def test_the_settings_choose_one_builder(data_dir: Path) -> None:
@@ -28,16 +30,22 @@ def test_the_builder_names_its_engine(data_dir: Path) -> None:
     assert (embedded.engine.name, embedded.engine.embeddings, embedded.engine.indexes_in_process) == (
         "embedded", "local", True)
     assert (aws.engine.name, aws.engine.embeddings, aws.engine.indexes_in_process) == ("aws", "bedrock", False)
-    assert embedded.replace(settings=settings.model_copy(update={"backend": "aws"})).engine.name == "embedded"
+    assert embedded.with_settings(settings.model_copy(update={"backend": "aws"})).engine.name == "embedded"
 
 
 def test_every_port_of_the_bundle_is_built_by_both_builders() -> None:
-    ports = set(PortOverrides.__annotations__)
-    declared = {name for name, _ in inspect.getmembers(PortBuilder, inspect.isfunction) if not name.startswith("_")}
-    assert declared == ports
     for builder in (EmbeddedBuilder, AwsBuilder):
-        assert ports <= {name for name, _ in inspect.getmembers(builder, inspect.isfunction)}, builder
-    assert ports <= {name for name in vars(Ports) if not name.startswith("_")}
+        assert [name for name in PORTS if not callable(getattr(builder, name, None))] == [], builder
+    assert all(getattr(Ports, name) is getattr(PortSet, name) for name in PORTS)  # the bundle adds none of its own
+
+
+def test_a_builder_method_is_named_after_its_port() -> None:
+    # The bundle finds a port's builder by the port's name: a mismatch fails when the builder class is defined
+    with pytest.raises(TypeError, match="'objects' must be named 'objects', not 'reader'"):
+        class Misnamed:
+            @builds(PortSet.objects)
+            def reader(self, ports: Ports) -> LocalObjectReader:
+                return LocalObjectReader(Path("."))
 
 
 def test_nothing_is_opened_before_first_use(data_dir: Path) -> None:
@@ -53,7 +61,7 @@ def test_nothing_is_opened_before_first_use(data_dir: Path) -> None:
 
 def test_the_embedded_engine_builds_its_own_adapters(data_dir: Path) -> None:
     ports = get_ports()
-    names = {name: type(getattr(ports, name)).__name__ for name in PortOverrides.__annotations__}
+    names = {name: type(getattr(ports, name)).__name__ for name in PORTS}
     assert names == {"catalog": "SqliteCatalog", "index": "SqliteIndex", "embedder": "LocalEmbedder",
                      "tokenizer": "WordPieceTokenizer", "reranker": "UnavailableReranker", "keys": "SqliteKeyStore",
                      "secrets": "FileSecretStore", "rate_limiter": "SqliteRateLimiter",
@@ -79,8 +87,10 @@ def test_replace_swaps_ports_and_shares_the_built_ones(data_dir: Path) -> None:
     swapped = ports.replace(objects=fake)
     assert swapped.objects is fake and swapped.catalog is catalog
     assert ports.objects is not fake  # the original is untouched
-    tuned = swapped.replace(settings=ports.settings.model_copy(update={"embed_timeout_ms": 7}))
-    assert tuned.settings.embed_timeout_ms == 7 and tuned.objects is fake
+    tuned = swapped.with_settings(ports.settings.model_copy(update={"embed_timeout_ms": 7}))
+    assert tuned.settings.embed_timeout_ms == 7 and tuned.objects is fake and tuned.catalog is catalog
+    with pytest.raises(TypeError):
+        ports.replace(objcts=fake)  # type: ignore[call-arg]  # a misspelt port is refused, not silently kept
 
 
 def test_local_objects_stay_inside_their_bucket(tmp_path: Path) -> None:

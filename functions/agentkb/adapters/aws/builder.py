@@ -2,7 +2,8 @@
 
 Nothing runs at import or construction: boto3 clients, credentials and the signed OpenSearch transport are
 built on first use (clients are factories), then reused for the life of the execution environment. Each method
-imports only its own adapter module, so a function imports only the adapters it uses.
+imports only its own adapter module, so a function imports only the adapters it uses, and is marked
+`@builds(PortSet.<port>)` (ports/bundle.py), so mypy checks that what it returns is that port.
 """
 
 from __future__ import annotations
@@ -12,31 +13,27 @@ from typing import TYPE_CHECKING
 
 from agentkb.config import ConfigurationError, Settings
 from agentkb.models.engine import AWS, EngineTraits
+from agentkb.ports.bundle import PortSet, builds
 
 if TYPE_CHECKING:
+    from agentkb.adapters.aws.bedrock import BedrockEmbedder, BedrockReranker
     from agentkb.adapters.aws.dynamodb.catalog import DynamoDbCatalog
+    from agentkb.adapters.aws.dynamodb.embedding_cache import DynamoDbEmbeddingCache
+    from agentkb.adapters.aws.dynamodb.graph.store import DynamoDbGraphStore
+    from agentkb.adapters.aws.dynamodb.memory.store import DynamoDbMemoryStore
+    from agentkb.adapters.aws.dynamodb.security import DynamoDbKeyStore, DynamoDbRateLimiter
+    from agentkb.adapters.aws.dynamodb.snapshot import DynamoDbSnapshotStore
     from agentkb.adapters.aws.dynamodb.tables import ClientFactory
-    from agentkb.adapters.aws.opensearch.transport import JsonClient
+    from agentkb.adapters.aws.dynamodb.traces import DynamoDbRecallTraceStore
+    from agentkb.adapters.aws.opensearch.index import OpenSearchIndex
+    from agentkb.adapters.aws.opensearch.indexed_memory import IndexedMemoryStore
+    from agentkb.adapters.aws.opensearch.transport import JsonClient, LambdaDeadline
+    from agentkb.adapters.aws.s3_objects import S3ObjectReader
+    from agentkb.adapters.aws.secrets_manager import AwsSecretStore
+    from agentkb.adapters.aws.sqs_indexing import SqsIndexingQueue
+    from agentkb.adapters.aws.tokenizer import ApproximateTokenizer
+    from agentkb.adapters.powertools_idempotency import PowertoolsIdempotency
     from agentkb.composition import Ports
-    from agentkb.ports import (
-        Catalog,
-        Embedder,
-        EmbeddingCache,
-        GraphStore,
-        Idempotency,
-        Index,
-        IndexingQueue,
-        InvocationDeadline,
-        KeyStore,
-        MemoryStore,
-        ObjectReader,
-        RateLimiter,
-        RecallTraceStore,
-        Reranker,
-        SecretStore,
-        SnapshotStore,
-        Tokenizer,
-    )
 
 
 class AwsBuilder:
@@ -73,10 +70,12 @@ class AwsBuilder:
 
         return DynamoDbCatalog(self.client("dynamodb"), self._required("catalog_table"))
 
-    def catalog(self, ports: Ports) -> Catalog:
+    @builds(PortSet.catalog)
+    def catalog(self, ports: Ports) -> DynamoDbCatalog:
         return self.dynamodb_catalog
 
-    def index(self, ports: Ports) -> Index:
+    @builds(PortSet.index)
+    def index(self, ports: Ports) -> OpenSearchIndex:
         from agentkb.adapters.aws.opensearch.index import OpenSearchIndex
         from agentkb.models.domain import EmbeddingProfile
 
@@ -86,51 +85,60 @@ class AwsBuilder:
                                generation=self.settings.opensearch_generation, default_profile=profile,
                                profiles=catalog)
 
-    def embedder(self, ports: Ports) -> Embedder:
+    @builds(PortSet.embedder)
+    def embedder(self, ports: Ports) -> BedrockEmbedder:
         from agentkb.adapters.aws.bedrock import TITAN_V2, BedrockEmbedder
 
         client = self.client("bedrock-runtime", self.settings.embed_timeout_ms / 1000, max_attempts=2)
         return BedrockEmbedder(client, self.settings.embedding_model or TITAN_V2,
                                self.settings.embedding_dimension or 1024)
 
-    def tokenizer(self, ports: Ports) -> Tokenizer:
+    @builds(PortSet.tokenizer)
+    def tokenizer(self, ports: Ports) -> ApproximateTokenizer:
         from agentkb.adapters.aws.tokenizer import ApproximateTokenizer
 
         return ApproximateTokenizer()
 
-    def reranker(self, ports: Ports) -> Reranker:
+    @builds(PortSet.reranker)
+    def reranker(self, ports: Ports) -> BedrockReranker:
         from agentkb.adapters.aws.bedrock import BedrockReranker
 
         return BedrockReranker(self.client("bedrock-agent-runtime", 10.0, max_attempts=2), self.settings.region,
                                self.settings.rerank_model_arn)
 
-    def keys(self, ports: Ports) -> KeyStore:
+    @builds(PortSet.keys)
+    def keys(self, ports: Ports) -> DynamoDbKeyStore:
         from agentkb.adapters.aws.dynamodb.security import DynamoDbKeyStore
 
         return DynamoDbKeyStore(self.client("dynamodb"), self._required("keys_table"))
 
-    def secrets(self, ports: Ports) -> SecretStore:
+    @builds(PortSet.secrets)
+    def secrets(self, ports: Ports) -> AwsSecretStore:
         from agentkb.adapters.aws.secrets_manager import AwsSecretStore
 
         return AwsSecretStore(self.settings.secret_arn, self.client("secretsmanager"))
 
-    def rate_limiter(self, ports: Ports) -> RateLimiter:
+    @builds(PortSet.rate_limiter)
+    def rate_limiter(self, ports: Ports) -> DynamoDbRateLimiter:
         from agentkb.adapters.aws.dynamodb.security import DynamoDbRateLimiter
 
         return DynamoDbRateLimiter(self.client("dynamodb"), self._required("rate_limit_table"))
 
-    def embedding_cache(self, ports: Ports) -> EmbeddingCache:
+    @builds(PortSet.embedding_cache)
+    def embedding_cache(self, ports: Ports) -> DynamoDbEmbeddingCache:
         from agentkb.adapters.aws.dynamodb.embedding_cache import DynamoDbEmbeddingCache
 
         return DynamoDbEmbeddingCache(self.client("dynamodb"), self._required("catalog_table"))
 
-    def snapshots(self, ports: Ports) -> SnapshotStore:
+    @builds(PortSet.snapshots)
+    def snapshots(self, ports: Ports) -> DynamoDbSnapshotStore:
         from agentkb.adapters.aws.dynamodb.snapshot import DynamoDbSnapshotStore
 
         return DynamoDbSnapshotStore(self.client("dynamodb"), self._required("snapshot_table"), self.client("s3"),
                                      self.settings.bucket, self.dynamodb_catalog)
 
-    def memories(self, ports: Ports) -> MemoryStore:
+    @builds(PortSet.memories)
+    def memories(self, ports: Ports) -> DynamoDbMemoryStore | IndexedMemoryStore:
         """DynamoDB (the truth) plus, when a collection is configured, the OpenSearch memory legs past ~10k."""
         from agentkb.adapters.aws.dynamodb.memory.store import DynamoDbMemoryStore
 
@@ -144,32 +152,38 @@ class AwsBuilder:
             self.opensearch, prefix=self.settings.opensearch_index_prefix,
             generation=self.settings.opensearch_generation))
 
-    def graph(self, ports: Ports) -> GraphStore:
+    @builds(PortSet.graph)
+    def graph(self, ports: Ports) -> DynamoDbGraphStore:
         from agentkb.adapters.aws.dynamodb.graph.store import DynamoDbGraphStore
 
         return DynamoDbGraphStore(self.client("dynamodb"), self._required("graph_table"))
 
-    def idempotency(self, ports: Ports) -> Idempotency:
+    @builds(PortSet.idempotency)
+    def idempotency(self, ports: Ports) -> PowertoolsIdempotency:
         from agentkb.adapters.powertools_idempotency import PowertoolsIdempotency, dynamodb_persistence
 
         return PowertoolsIdempotency(dynamodb_persistence(self.client("dynamodb"), self._required("idempotency_table")))
 
-    def objects(self, ports: Ports) -> ObjectReader:
+    @builds(PortSet.objects)
+    def objects(self, ports: Ports) -> S3ObjectReader:
         from agentkb.adapters.aws.s3_objects import S3ObjectReader
 
         return S3ObjectReader(self.client("s3"))
 
-    def deadline(self, ports: Ports) -> InvocationDeadline:
+    @builds(PortSet.deadline)
+    def deadline(self, ports: Ports) -> LambdaDeadline:
         from agentkb.adapters.aws.opensearch.transport import LambdaDeadline
 
         return LambdaDeadline()
 
-    def indexing_queue(self, ports: Ports) -> IndexingQueue:
+    @builds(PortSet.indexing_queue)
+    def indexing_queue(self, ports: Ports) -> SqsIndexingQueue:
         from agentkb.adapters.aws.sqs_indexing import SqsIndexingQueue
 
         return SqsIndexingQueue(self.dynamodb_catalog, self.client("sqs"), self._required("ingest_queue_url"))
 
-    def traces(self, ports: Ports) -> RecallTraceStore:
+    @builds(PortSet.traces)
+    def traces(self, ports: Ports) -> DynamoDbRecallTraceStore:
         """OB1 recall traces and usage events live in the memory table (no table of their own)."""
         from agentkb.adapters.aws.dynamodb.traces import DynamoDbRecallTraceStore
 

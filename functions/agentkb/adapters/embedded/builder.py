@@ -1,7 +1,8 @@
 """The embedded engine's ports (AGENTKB_BACKEND=embedded): one SQLite file, the local ONNX model, local files.
 
 Nothing runs before first use: the database opens with the first port that needs it, the model loads with the
-first embedding, and each adapter module is imported by the method that builds its port.
+first embedding, and each adapter module is imported by the method that builds its port. Each such method is
+marked `@builds(PortSet.<port>)` (ports/bundle.py), so mypy checks that what it returns is that port.
 """
 
 from __future__ import annotations
@@ -11,29 +12,23 @@ from typing import TYPE_CHECKING
 
 from agentkb.config import Settings
 from agentkb.models.engine import EMBEDDED, EngineTraits
+from agentkb.ports.bundle import PortSet, builds
 
 if TYPE_CHECKING:
+    from agentkb.adapters.embedded.basics import LocalObjectReader, NoDeadline, UnavailableReranker
+    from agentkb.adapters.embedded.embedder import LocalEmbedder, WordPieceTokenizer
+    from agentkb.adapters.embedded.index import SqliteIndex
+    from agentkb.adapters.embedded.sqlite.catalog import SqliteCatalog
     from agentkb.adapters.embedded.sqlite.db import Database
+    from agentkb.adapters.embedded.sqlite.embedding_cache import SqliteEmbeddingCache
+    from agentkb.adapters.embedded.sqlite.graph.store import SqliteGraphStore
+    from agentkb.adapters.embedded.sqlite.indexing import SqliteIndexingQueue
+    from agentkb.adapters.embedded.sqlite.memory.store import SqliteMemoryStore
+    from agentkb.adapters.embedded.sqlite.security import FileSecretStore, SqliteKeyStore, SqliteRateLimiter
+    from agentkb.adapters.embedded.sqlite.snapshot import SqliteSnapshotStore
+    from agentkb.adapters.embedded.sqlite.traces import SqliteRecallTraceStore
+    from agentkb.adapters.powertools_idempotency import PowertoolsIdempotency
     from agentkb.composition import Ports
-    from agentkb.ports import (
-        Catalog,
-        Embedder,
-        EmbeddingCache,
-        GraphStore,
-        Idempotency,
-        Index,
-        IndexingQueue,
-        InvocationDeadline,
-        KeyStore,
-        MemoryStore,
-        ObjectReader,
-        RateLimiter,
-        RecallTraceStore,
-        Reranker,
-        SecretStore,
-        SnapshotStore,
-        Tokenizer,
-    )
 
 
 class EmbeddedBuilder:
@@ -62,89 +57,106 @@ class EmbeddedBuilder:
         limit_blas_threads()  # the engine's vector scans: one BLAS thread (blas_threads.py says why)
         return open_database(self.settings.database_path)
 
-    def catalog(self, ports: Ports) -> Catalog:
+    @builds(PortSet.catalog)
+    def catalog(self, ports: Ports) -> SqliteCatalog:
         from agentkb.adapters.embedded.sqlite.catalog import SqliteCatalog
 
         return SqliteCatalog(self.database)
 
-    def index(self, ports: Ports) -> Index:
+    @builds(PortSet.index)
+    def index(self, ports: Ports) -> SqliteIndex:
         from agentkb.adapters.embedded.index import SqliteIndex
 
         return SqliteIndex(self.database)
 
-    def embedder(self, ports: Ports) -> Embedder:
+    @builds(PortSet.embedder)
+    def embedder(self, ports: Ports) -> LocalEmbedder:
         from agentkb.adapters.embedded.embedder import local_embedder
 
         return local_embedder()
 
-    def tokenizer(self, ports: Ports) -> Tokenizer:
+    @builds(PortSet.tokenizer)
+    def tokenizer(self, ports: Ports) -> WordPieceTokenizer:
         from agentkb.adapters.embedded.embedder import local_tokenizer
 
         return local_tokenizer()
 
-    def reranker(self, ports: Ports) -> Reranker:
+    @builds(PortSet.reranker)
+    def reranker(self, ports: Ports) -> UnavailableReranker:
         from agentkb.adapters.embedded.basics import UnavailableReranker
 
         return UnavailableReranker()
 
-    def keys(self, ports: Ports) -> KeyStore:
+    @builds(PortSet.keys)
+    def keys(self, ports: Ports) -> SqliteKeyStore:
         from agentkb.adapters.embedded.sqlite.security import SqliteKeyStore
 
         return SqliteKeyStore(self.database)
 
-    def secrets(self, ports: Ports) -> SecretStore:
+    @builds(PortSet.secrets)
+    def secrets(self, ports: Ports) -> FileSecretStore:
         from agentkb.adapters.embedded.sqlite.security import FileSecretStore
 
         return FileSecretStore(self.settings.data_dir)
 
-    def rate_limiter(self, ports: Ports) -> RateLimiter:
+    @builds(PortSet.rate_limiter)
+    def rate_limiter(self, ports: Ports) -> SqliteRateLimiter:
         from agentkb.adapters.embedded.sqlite.security import SqliteRateLimiter
 
         return SqliteRateLimiter(self.database)
 
-    def embedding_cache(self, ports: Ports) -> EmbeddingCache:
+    @builds(PortSet.embedding_cache)
+    def embedding_cache(self, ports: Ports) -> SqliteEmbeddingCache:
         from agentkb.adapters.embedded.sqlite.embedding_cache import SqliteEmbeddingCache
 
         return SqliteEmbeddingCache(self.database)
 
-    def snapshots(self, ports: Ports) -> SnapshotStore:
+    @builds(PortSet.snapshots)
+    def snapshots(self, ports: Ports) -> SqliteSnapshotStore:
         from agentkb.adapters.embedded.sqlite.snapshot import SqliteSnapshotStore
 
         return SqliteSnapshotStore(self.database)
 
-    def memories(self, ports: Ports) -> MemoryStore:
+    @builds(PortSet.memories)
+    def memories(self, ports: Ports) -> SqliteMemoryStore:
         from agentkb.adapters.embedded.sqlite.memory.store import SqliteMemoryStore
 
         return SqliteMemoryStore(self.database)
 
-    def graph(self, ports: Ports) -> GraphStore:
+    @builds(PortSet.graph)
+    def graph(self, ports: Ports) -> SqliteGraphStore:
         from agentkb.adapters.embedded.sqlite.graph.store import SqliteGraphStore
 
         return SqliteGraphStore(self.database)
 
-    def idempotency(self, ports: Ports) -> Idempotency:
+    @builds(PortSet.idempotency)
+    def idempotency(self, ports: Ports) -> PowertoolsIdempotency:
         from agentkb.adapters.embedded.sqlite.idempotency import SqlitePersistenceLayer
         from agentkb.adapters.powertools_idempotency import PowertoolsIdempotency
 
         database = self.database
         return PowertoolsIdempotency(lambda: SqlitePersistenceLayer(database))
 
-    def objects(self, ports: Ports) -> ObjectReader:
+    @builds(PortSet.objects)
+    def objects(self, ports: Ports) -> LocalObjectReader:
         from agentkb.adapters.embedded.basics import LocalObjectReader
 
         return LocalObjectReader(self.settings.data_dir / "objects")
 
-    def deadline(self, ports: Ports) -> InvocationDeadline:
+    @builds(PortSet.deadline)
+    def deadline(self, ports: Ports) -> NoDeadline:
         from agentkb.adapters.embedded.basics import NoDeadline
 
         return NoDeadline()
 
-    def indexing_queue(self, ports: Ports) -> IndexingQueue:
+    @builds(PortSet.indexing_queue)
+    def indexing_queue(self, ports: Ports) -> SqliteIndexingQueue:
         from agentkb.adapters.embedded.sqlite.indexing import SqliteIndexingQueue
 
         return SqliteIndexingQueue(self.database)
 
-    def traces(self, ports: Ports) -> RecallTraceStore:
+    @builds(PortSet.traces)
+    def traces(self, ports: Ports) -> SqliteRecallTraceStore:
         from agentkb.adapters.embedded.sqlite.traces import SqliteRecallTraceStore
 
         return SqliteRecallTraceStore(self.database)
