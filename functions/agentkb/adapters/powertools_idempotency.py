@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from agentkb.adapters.aws.errors import store_failure
 from agentkb.errors import DependencyError, IdempotencyKeyReused, OperationInProgress
 from agentkb.models.idempotency import IdempotentCall, IdempotentResult
-from agentkb.ports import RemainingTime
+from agentkb.ports.invocation import RemainingTime
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord

@@ -6,7 +6,7 @@ from contextvars import ContextVar
 
 from agentkb.errors import Unauthorized
 from agentkb.models.domain import Principal
-from agentkb.ports import RemainingTime
+from agentkb.ports.invocation import RemainingTime
 
 _principal: ContextVar[Principal | None] = ContextVar("agentkb_principal", default=None)
 _invocation: ContextVar[RemainingTime | None] = ContextVar("agentkb_invocation", default=None)

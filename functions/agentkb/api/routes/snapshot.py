@@ -22,7 +22,7 @@ from agentkb.models.snapshot import (
     MemorySource,
     ScopeIn,
 )
-from agentkb.ports import RemainingTime
+from agentkb.ports.invocation import RemainingTime
 from agentkb.services.snapshot.service import SnapshotDeps, create_snapshot, get_snapshot
 from agentkb.services.snapshot.sources import MemoizedEmbedder, MemoryRetriever, SourceDeps
 

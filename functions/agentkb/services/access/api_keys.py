@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from agentkb.errors import BadRequest, InsufficientScope, Unauthorized
 from agentkb.models.domain import ApiKeyRecord, Principal
-from agentkb.ports import KeyStore, SecretStore
+from agentkb.ports.access import KeyStore, SecretStore
 
 KEY_PREFIX = "akb"
 SCOPES = frozenset({"api:read", "api:write"})

@@ -20,7 +20,7 @@ from typing import Any
 
 from agentkb.models.graph.api import ENTITY_KINDS, RELATION_KINDS
 from agentkb.models.graph.records import EntityRecord, GraphBatch, RelationRecord
-from agentkb.ports import GraphStore
+from agentkb.ports.graph import GraphStore
 from agentkb.services.graph.changes import decode_entity, decode_proof
 
 LEGACY_ENTITY_KINDS = {"person": "owner", "organization": "owner", "customer": "owner", "repo": "project",

@@ -11,7 +11,7 @@ from agentkb.models.graph.api import (
     RelationRecord,
     normalise_text,
 )
-from agentkb.ports import GraphStore
+from agentkb.ports.graph import GraphStore
 from agentkb.services.graph.budget import (
     AGENT_LIMITS,
     OMITTED_KEYS,

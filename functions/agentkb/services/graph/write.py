@@ -17,7 +17,7 @@ from agentkb.models.graph.api import (
     RelationRecord,
     canonical_json,
 )
-from agentkb.ports import GraphStore
+from agentkb.ports.graph import GraphStore
 
 MAX_REPORTED_ISSUES = 50
 # One entity is one DynamoDB item holding its document twice (doc + canon) under the 400 KB item cap: larger

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from agentkb.ports import Tokenizer
+from agentkb.ports.embedding import Tokenizer
 
 # Chosen with bench/quality.py on SciFact (see README Decisions): 128-token windows, 24 overlapping.
 DEFAULT_CHUNK_TOKENS = 128

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentkb.models.domain import Document
-from agentkb.ports import Catalog
+from agentkb.ports.catalog import Catalog
 
 
 @dataclass(frozen=True)

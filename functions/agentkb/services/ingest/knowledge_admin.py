@@ -8,7 +8,8 @@ from typing import Generic, TypeVar
 from agentkb.errors import NotFound
 from agentkb.models.domain import Document, KnowledgeBase, Principal
 from agentkb.paging import decode_cursor, encode_cursor, is_string_pair
-from agentkb.ports import Catalog, Index
+from agentkb.ports.catalog import Catalog
+from agentkb.ports.index import Index
 from agentkb.services.ingest.service import get_knowledge_base
 
 T = TypeVar("T")

@@ -23,7 +23,7 @@ from agentkb.errors import BadRequest
 from agentkb.models.domain import Document, Principal
 from agentkb.models.idempotency import IdempotentCall
 from agentkb.models.ingest import AddDocumentRequest
-from agentkb.ports import Idempotency, RemainingTime
+from agentkb.ports.invocation import Idempotency, RemainingTime
 from agentkb.services.extract.files import TEXT_SUFFIXES, ExtractedText, Unreadable, extract, supported
 from agentkb.services.ingest import service as ingest
 from agentkb.services.ingest.background import index_pending

@@ -15,7 +15,7 @@ from typing import TypeVar
 
 from agentkb.errors import Conflict, RevisionConflict, RevisionMismatch
 from agentkb.models.domain import Document
-from agentkb.ports import Catalog
+from agentkb.ports.catalog import Catalog
 
 # A write only loses its check when another write of the name committed (or claimed) a revision in between, so
 # each retry means another writer got through: this bounds the retries of a name written by many at once.

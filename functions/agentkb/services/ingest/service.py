@@ -9,7 +9,9 @@ from datetime import UTC, datetime
 from agentkb.errors import BadRequest, Conflict, NotFound
 from agentkb.models.domain import Chunk, Document, EmbeddingProfile, KnowledgeBase, Principal, TagValue
 from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
-from agentkb.ports import Catalog, Embedder, EmbeddingCache, Index, IndexingQueue, Tokenizer
+from agentkb.ports.catalog import Catalog
+from agentkb.ports.embedding import Embedder, EmbeddingCache, Tokenizer
+from agentkb.ports.index import Index, IndexingQueue
 from agentkb.services.extract.text import ExtractedText
 from agentkb.services.ingest.chunking import (
     DEFAULT_CHUNK_TOKENS,

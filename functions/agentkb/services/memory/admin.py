@@ -17,7 +17,7 @@ from agentkb.models.digits import ascii_int
 from agentkb.models.domain import Principal
 from agentkb.models.memory.api import SENSITIVITY_BITS
 from agentkb.models.memory.detail import MemoryDetail, MemoryListQuery
-from agentkb.ports import MemoryStore
+from agentkb.ports.memory import MemoryStore
 from agentkb.services.ob1.memory import iso
 from agentkb.services.ob1.review import memory_id
 

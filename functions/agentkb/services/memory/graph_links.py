@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from agentkb.models.graph.api import GraphBatch, GraphMatchQuery, RelationRecord
 from agentkb.models.graph.api import normalise_text as normalise
 from agentkb.models.memory.api import MemoryRelation
-from agentkb.ports import GraphStore
+from agentkb.ports.graph import GraphStore
 
 EXACT_TIER = 3
 RECALL_SPACE_PREFIX = "mem-"

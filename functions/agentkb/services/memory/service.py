@@ -14,7 +14,9 @@ from agentkb.models.domain import Principal
 from agentkb.models.graph.api import canonical_json
 from agentkb.models.memory.api import IdempotencyRecord, MemoryRecord, MemoryWriteRequest, parse_timestamp
 from agentkb.models.memory.detail import name_key
-from agentkb.ports import Embedder, GraphStore, MemoryStore
+from agentkb.ports.embedding import Embedder
+from agentkb.ports.graph import GraphStore
+from agentkb.ports.memory import MemoryStore
 from agentkb.services.memory.firewall import enforce_firewall
 from agentkb.services.memory.graph_links import write_memory_graph
 

@@ -22,7 +22,9 @@ from agentkb.models.memory.detail import MemoryDetail
 from agentkb.models.ob1.api import Ob1RecallRequest
 from agentkb.models.recall.api import RecallScope
 from agentkb.models.recall.trace import RecallTrace, TraceItem
-from agentkb.ports import Embedder, GraphStore, MemoryStore, RecallTraceStore, Tokenizer
+from agentkb.ports.embedding import Embedder, Tokenizer
+from agentkb.ports.graph import GraphStore
+from agentkb.ports.memory import MemoryStore, RecallTraceStore
 from agentkb.services.memory.graph_links import seed_entities
 from agentkb.services.ob1.memory import policy_score, response_memory, state_of, use_policy
 from agentkb.services.ob1.writeback import response_family

@@ -18,7 +18,8 @@ from agentkb.models.domain import Principal
 from agentkb.models.memory.detail import MemoryChange, MemoryDetail, MemoryListQuery
 from agentkb.models.ob1.api import Ob1ListFilter, Ob1ReviewRequest, Ob1UsageReport
 from agentkb.models.recall.trace import RecallTrace
-from agentkb.ports import Embedder, MemoryStore, RecallTraceStore
+from agentkb.ports.embedding import Embedder
+from agentkb.ports.memory import MemoryStore, RecallTraceStore
 from agentkb.services.ob1.firewall import enforce_writeback_firewall
 from agentkb.services.ob1.memory import (
     ORIGIN,

@@ -20,7 +20,9 @@ from agentkb.models.domain import Principal
 from agentkb.models.memory.api import ENTITY_KINDS, MemoryRecord
 from agentkb.models.memory.detail import MemoryDetail, MemoryListQuery
 from agentkb.models.ob1.api import MAX_WRITEBACK_ROWS, Ob1WritebackRequest
-from agentkb.ports import Embedder, GraphStore, MemoryStore
+from agentkb.ports.embedding import Embedder
+from agentkb.ports.graph import GraphStore
+from agentkb.ports.memory import MemoryStore
 from agentkb.services.memory.firewall import scan_payload
 from agentkb.services.memory.graph_links import write_memory_graph
 from agentkb.services.ob1.firewall import UnsafeWriteback, enforce_writeback_firewall

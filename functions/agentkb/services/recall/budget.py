@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agentkb.ports import Tokenizer
+from agentkb.ports.embedding import Tokenizer
 
 TEXT_FIELDS = ("name", "description", "snippet")
 

@@ -7,7 +7,7 @@ from concurrent.futures import CancelledError, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from agentkb.errors import DependencyError, EmbeddingUnavailable
-from agentkb.ports import Embedder
+from agentkb.ports.embedding import Embedder
 
 # vec_degraded_code values (recall-response.schema.json); the first three are worth retrying.
 RETRYABLE_CODES = frozenset({"timeout", "slot_exhausted", "cancelled"})

@@ -6,7 +6,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from agentkb.models.recall.api import RecallScope
-from agentkb.ports import GraphStore, MemoryStore
+from agentkb.ports.graph import GraphStore
+from agentkb.ports.memory import MemoryStore
 
 MAX_HOPS = 2
 MIN_EDGE_WEIGHT = 0.3  # lighter edges are noise: never walked

@@ -16,7 +16,9 @@ from agentkb.errors import EmbeddingUnavailable, NotFound, ServiceUnavailable
 from agentkb.models.domain import Principal
 from agentkb.models.memory.api import SENSITIVITY_BITS, VISIBILITY_RANK
 from agentkb.models.recall.api import MemoryView, RecallRequest, RecallScope
-from agentkb.ports import Embedder, GraphStore, MemoryStore, Tokenizer
+from agentkb.ports.embedding import Embedder, Tokenizer
+from agentkb.ports.graph import GraphStore
+from agentkb.ports.memory import MemoryStore
 from agentkb.services.memory.graph_links import seed_entities
 from agentkb.services.recall.budget import fit_to_budget
 from agentkb.services.recall.embed import RETRYABLE_CODES, embed_query_bounded

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Iterable
 
 from agentkb.models.recall.trace import UsageEvent
-from agentkb.ports import RecallTraceStore
+from agentkb.ports.memory import RecallTraceStore
 
 FEEDBACK_CAP = 0.1  # the most feedback adds to (or takes from) a cosine similarity: one entity lift
 HALF_LIFE_DAYS = 14.0

@@ -6,7 +6,7 @@ import threading
 import weakref
 from collections import OrderedDict
 
-from agentkb.ports import Embedder
+from agentkb.ports.embedding import Embedder
 
 DEFAULT_CAPACITY = 1024  # per model: 1024 x 384 floats as Python lists is about 13 MB at most
 

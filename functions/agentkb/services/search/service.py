@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from agentkb.errors import BadRequest, DependencyError, NotFound, ServiceUnavailable
 from agentkb.models.domain import IndexHit, IndexQuery, KnowledgeBase, LegHit, Principal, RerankOutcome
 from agentkb.models.search import KnowledgeSearchData, KnowledgeSearchRequest, KnowledgeSearchResult
-from agentkb.ports import Catalog, Embedder, Index, Reranker
+from agentkb.ports.catalog import Catalog
+from agentkb.ports.embedding import Embedder, Reranker
+from agentkb.ports.index import Index
 from agentkb.services.search.fusion import fair_share, fuse_lexical, fuse_reciprocal_rank
 from agentkb.services.search.query_vectors import QueryVectorCache
 from agentkb.services.search.tag_filters import compile_filters

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentkb.models.snapshot import Candidate
-from agentkb.ports import Tokenizer
+from agentkb.ports.embedding import Tokenizer
 
 MIN_COMPRESSED_TOKENS = 32  # a shortened item below this carries too little to be worth its tokens
 MIN_COMPRESSED_SHARE = 4  # ... and it must keep at least 1/4 of the original item

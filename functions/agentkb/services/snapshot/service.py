@@ -19,7 +19,8 @@ from agentkb.errors import BadRequest, Conflict, IdempotencyKeyReused, NotFound,
 from agentkb.models.domain import Principal
 from agentkb.models.idempotency import IdempotentCall
 from agentkb.models.snapshot import CLASSIFICATION_ORDER, Candidate, CreateSnapshotRequest, StoredSnapshot
-from agentkb.ports import Idempotency, RemainingTime, Tokenizer
+from agentkb.ports.embedding import Tokenizer
+from agentkb.ports.invocation import Idempotency, RemainingTime
 from agentkb.services.ingest.chunking import content_hash
 from agentkb.services.search.fusion import fuse_reciprocal_rank
 from agentkb.services.snapshot.budget import Packing, pack

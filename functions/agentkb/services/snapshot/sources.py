@@ -23,7 +23,9 @@ from agentkb.models.snapshot import (
     MemorySource,
     ScopeIn,
 )
-from agentkb.ports import Embedder, GraphStore, SnapshotStore
+from agentkb.ports.embedding import Embedder
+from agentkb.ports.graph import GraphStore
+from agentkb.ports.snapshot import SnapshotStore
 from agentkb.services.graph.search import search_graph
 from agentkb.services.ingest.chunking import content_hash
 from agentkb.services.search.service import SearchDeps, search_knowledge
