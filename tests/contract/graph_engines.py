@@ -35,7 +35,7 @@ class Both:
         a = upsert_graph(self.sqlite, parse_graph_write(copy.deepcopy(payload)))
         b = upsert_graph(self.ddb, parse_graph_write(copy.deepcopy(payload)))
         assert a == b
-        return a["data"]
+        return a.data.model_dump()
 
     def upsert(self, batch: GraphBatch, ws: str = WS) -> Any:
         a, b = self.sqlite.upsert(ws, batch), self.ddb.upsert(ws, batch)

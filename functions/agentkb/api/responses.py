@@ -35,8 +35,12 @@ NOT_OWNER = _error("Insufficient scope, or another principal named as the memory
                    "INSUFFICIENT_SCOPE or OWNER_MISMATCH)")
 
 
-def json_response(status: int, body: dict[str, Any]) -> Response[Any]:
-    """Compact JSON in the key order the service built (absent-when-unset fields stay absent)."""
+def json_response(status: int, body: dict[str, Any] | BaseModel) -> Response[Any]:
+    """Compact JSON in the key order the service built; a model's fields in declaration order, those it never set
+    omitted (absent-when-unset fields stay absent). Numbers are written by `json`, as for a dict body (pydantic's
+    own writer spells 1e-06 as 1e-6)."""
+    if isinstance(body, BaseModel):
+        body = body.model_dump(mode="json", exclude_unset=True)
     return Response(status_code=status, content_type="application/json",
                     body=json.dumps(body, ensure_ascii=False, separators=(",", ":")))
 

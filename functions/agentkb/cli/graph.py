@@ -67,6 +67,6 @@ def run_import(args: argparse.Namespace, ports: Ports) -> int:
         where = f" ({issues[0]['path']}: {issues[0]['message']}, {len(issues)} issue(s))" if issues else ""
         print(f"error: {exc.message}{where}", file=sys.stderr)
         return 2
-    print(json.dumps(result["data"]))
+    print(json.dumps(result.data.model_dump()))
     return 0
 

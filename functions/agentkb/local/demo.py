@@ -52,7 +52,7 @@ def _import_graph(ports: Ports) -> dict[str, Any]:
 
     payload = json.loads((DEMO_DIR / "graph.json").read_text(encoding="utf-8"))
     payload["workspaceId"] = WORKSPACE
-    return upsert_graph(ports.graph, parse_graph_write(payload))["data"]  # type: ignore[no-any-return]
+    return upsert_graph(ports.graph, parse_graph_write(payload)).data.model_dump()
 
 
 def _write_memories(ports: Ports) -> int:

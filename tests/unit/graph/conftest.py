@@ -29,7 +29,7 @@ def demo_store(store: SqliteGraphStore) -> SqliteGraphStore:
 
 
 def write(store: SqliteGraphStore, payload: dict[str, Any]) -> dict[str, Any]:
-    return upsert_graph(store, parse_graph_write(payload))["data"]
+    return upsert_graph(store, parse_graph_write(payload)).data.model_dump()
 
 
 def search(store: SqliteGraphStore, **body: Any) -> dict[str, Any]:

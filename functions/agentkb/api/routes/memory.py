@@ -33,7 +33,7 @@ def memory_deps(ports: Annotated[Ports, Depends(get_ports)]) -> MemoryDeps:
 def write_memory_route(request: Annotated[MemoryWriteRequest, Body()],
                        deps: Annotated[MemoryDeps, Depends(memory_deps)]) -> Response[Any]:
     outcome = write_memory(request, current_principal(), deps)
-    return json_response(outcome.status, outcome.body)
+    return json_response(outcome.status, outcome.response)
 
 
 Workspace = Annotated[str, Query(min_length=1, max_length=MAX_WORKSPACE_ID)]

@@ -30,10 +30,11 @@ from agentkb.models.ob1.responses import (
     Ob1UsageAnswer,
     Ob1WritebackResponse,
 )
+from agentkb.services.memory.service import MemoryDeps
 from agentkb.services.ob1.memory import inspect_memory
 from agentkb.services.ob1.recall import Ob1RecallDeps, ob1_recall
 from agentkb.services.ob1.review import ReviewDeps, get_trace, list_ob1, reachable, report_usage, review
-from agentkb.services.ob1.writeback import WritebackDeps, writeback
+from agentkb.services.ob1.writeback import writeback
 
 router = Router()
 SERVICE, VERSION = "agentkb-agent-memory", "0.1.0"  # the OB1 interface version this surface implements
@@ -52,8 +53,9 @@ def recall_deps(ports: PortsDep) -> Ob1RecallDeps:
                          embed_timeout_s=ports.settings.embed_timeout_ms / 1000)
 
 
-def writeback_deps(ports: PortsDep) -> WritebackDeps:
-    return WritebackDeps(ports.memories, ports.graph, ports.embedder)
+def writeback_deps(ports: PortsDep) -> MemoryDeps:
+    """A write-back is a batch of memory writes: the memory writer's ports."""
+    return MemoryDeps(ports.memories, ports.graph, ports.embedder)
 
 
 ReviewDep = Annotated[ReviewDeps, Depends(review_deps)]
@@ -77,14 +79,14 @@ def recall_route(request: Annotated[Ob1RecallRequest, Body()],
     outcome = ob1_recall(request, current_principal(), deps)
     if outcome.degraded_code:
         add_response_header("X-Recall-Degraded", outcome.degraded_code)
-    return json_response(200, outcome.body)
+    return json_response(200, outcome.response)
 
 
 @router.post("/ob1/writeback", operation_id="ob1Writeback", summary="OB1: store compact memory after a task",
              responses={200: ok(Ob1WritebackResponse, "Stored, or the first answer of the key"), **UNSAFE,
                         **ERRORS})
 def writeback_route(request: Annotated[Ob1WritebackRequest, Body()],
-                    deps: Annotated[WritebackDeps, Depends(writeback_deps)]) -> Response[Any]:
+                    deps: Annotated[MemoryDeps, Depends(writeback_deps)]) -> Response[Any]:
     return json_response(200, writeback(request, current_principal(), deps))
 
 

@@ -34,4 +34,4 @@ def recall_route(request: Annotated[RecallRequest, Body()], deps: Annotated[Reca
     outcome = recall(request, current_principal(), deps, options)
     if outcome.degraded_code:
         add_response_header("X-Recall-Degraded", outcome.degraded_code)
-    return json_response(200, outcome.body)
+    return json_response(200, outcome.response)

@@ -1,4 +1,5 @@
-"""OB1 answers as response models: the OpenAPI document of the /ob1 routes (the services build the bodies).
+"""OB1 answers as response models: recall, write-back, listings and usage reports are what the services return;
+the open inspection and trace answers document bodies the services build as dicts.
 
 The recall and write-back memories mirror schemas/ob1-recall-response.v1.schema.json (which forbids extra members);
 inspection and trace answers carry more than OB1's server returns, so they stay open.

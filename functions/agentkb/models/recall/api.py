@@ -160,9 +160,14 @@ class RecallScope:
     allowed_sensitivity: int  # bits the request declares
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryView:
-    """The fields a recall item shows."""
+# ---- response models (schemas/recall-response.schema.json is the contract) ---------------------------------------
+# The recall service returns a RecallResponse; the route writes it with exclude_unset, so a field is present exactly
+# when the service set it (agent_surface, graph_depth, the vec_* fields; vec_error may be set to null).
+
+class MemoryView(Model):
+    """The fields of a memory a recall item shows, as the store reads them."""
+
+    model_config = ConfigDict(frozen=True)
 
     memory_id: int
     name: str
@@ -172,15 +177,7 @@ class MemoryView:
     snippet: str
 
 
-# ---- response models (OpenAPI documentation; schemas/recall-response.schema.json is the contract) ----------------
-
-class RecallItem(Model):
-    memory_id: int
-    name: str
-    namespace: str
-    type: str
-    description: str
-    snippet: str
+class RecallItem(MemoryView):
     distance: float
     score: Annotated[float, Field(ge=0, le=1)]
     source: Literal["direct", "fts_fallback", "graph"]
@@ -202,12 +199,12 @@ class RecallResponse(Model):
     model_config = ConfigDict(title="Recall response")
 
     agent_surface: AgentSurface | None = None
-    truncated: bool | None = None
     query: str
     k: int
     direct_matches: list[RecallItem]
     graph_matches: list[RecallItem]
     results: list[RecallItem]
+    truncated: bool | None = None
     elapsed_ms: int
     backend_invoked: Literal["bedrock", "local", "none"] | None = None
     vec_degraded: bool | None = None

@@ -12,7 +12,9 @@ from agentkb.errors import BadRequest, Conflict
 from agentkb.models.graph.api import (
     EntityRecord,
     GraphBatch,
+    GraphWriteCounts,
     GraphWriteRequest,
+    GraphWriteResponse,
     ProofRecord,
     RelationRecord,
     canonical_json,
@@ -35,7 +37,7 @@ def parse_graph_write(payload: Any) -> GraphWriteRequest:
         raise BadRequest("Invalid graph batch", details={"issues": issues[:MAX_REPORTED_ISSUES]}) from exc
 
 
-def upsert_graph(store: GraphStore, request: GraphWriteRequest) -> dict[str, Any]:
+def upsert_graph(store: GraphStore, request: GraphWriteRequest) -> GraphWriteResponse:
     """Reject the batch (400, nothing written) unless every reference resolves; else upsert and return counts."""
     ws = request.workspaceId
     issues: list[dict[str, str]] = []
@@ -57,8 +59,8 @@ def upsert_graph(store: GraphStore, request: GraphWriteRequest) -> dict[str, Any
                                  freshness=p.freshness, content_hash=p.contentHash, pointer=p.pointer, line=p.line,
                                  column=p.column, detail=p.detail) for p in request.proofs))
     counts = store.upsert(ws, batch)
-    return {"data": {"entities": counts.entities, "relations": counts.relations, "proofs": counts.proofs,
-                     "graphSourceHash": store.source_hash(ws)}}
+    return GraphWriteResponse(data=GraphWriteCounts(entities=counts.entities, relations=counts.relations,
+                                                    proofs=counts.proofs, graphSourceHash=store.source_hash(ws)))
 
 
 def _check_references(store: GraphStore, request: GraphWriteRequest, issues: list[dict[str, str]]) -> None:

@@ -7,12 +7,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from agentkb.errors import BadRequest, Conflict, DependencyError, NotFound, NotOwner, ServiceUnavailable
 from agentkb.models.domain import Principal
 from agentkb.models.graph.api import canonical_json
-from agentkb.models.memory.api import IdempotencyRecord, MemoryRecord, MemoryWriteRequest, parse_timestamp
+from agentkb.models.memory.api import (
+    IdempotencyRecord,
+    MemoryRecord,
+    MemoryWriteRequest,
+    MemoryWriteResponse,
+    StoredMemory,
+    parse_timestamp,
+)
 from agentkb.models.memory.detail import name_key
 from agentkb.ports.embedding import Embedder
 from agentkb.ports.graph import GraphStore
@@ -34,7 +40,12 @@ class MemoryDeps:
 @dataclass(frozen=True)
 class MemoryWriteOutcome:
     status: int  # 201 a new revision; 200 an idempotent replay or an unchanged rewrite
-    body: dict[str, Any]
+    response: MemoryWriteResponse
+
+    @classmethod
+    def of(cls, status: int, stored: StoredMemory) -> MemoryWriteOutcome:
+        """The answer about a stored revision (the store reads its summary back as the response's fields)."""
+        return cls(status, MemoryWriteResponse.model_validate(stored.response))
 
 
 def _iso(epoch: float) -> str:
@@ -90,11 +101,11 @@ def write_memory(request: MemoryWriteRequest, principal: Principal, deps: Memory
         if found is not None:
             if found[0] != request_hash:
                 raise Conflict("This idempotency key was used with a different request body")
-            return MemoryWriteOutcome(200, found[1].response)
+            return MemoryWriteOutcome.of(200, found[1])
         idempotency = IdempotencyRecord(principal.id, request.idempotency_key, request_hash)
     live = deps.store.find_live(ws, name_key(request.visibility, owner, request.name))
     if live is not None and live.request_hash == request_hash and idempotency is None:
-        return MemoryWriteOutcome(200, live.response)  # unchanged: no new revision
+        return MemoryWriteOutcome.of(200, live)  # unchanged: no new revision
     try:
         vector = deps.embedder.embed_documents([memory_text(request)])[0]
     except DependencyError as exc:
@@ -113,4 +124,4 @@ def write_memory(request: MemoryWriteRequest, principal: Principal, deps: Memory
         sensitivity=sensitivity, source=request.source, request_hash=request_hash, created_at=_iso(now),
         updated_at=now, embedding=vector, entity_ids=tuple(dict.fromkeys(entity_ids)),
         relation_count=len(request.relations))
-    return MemoryWriteOutcome(201, deps.store.insert(record, idempotency).response)
+    return MemoryWriteOutcome.of(201, deps.store.insert(record, idempotency))

@@ -14,6 +14,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentkb.models.memory.detail import MemoryDetail
+from agentkb.models.ob1.responses import (
+    Ob1ArtifactRef,
+    Ob1Freshness,
+    Ob1Memory,
+    Ob1ProvenanceOut,
+    Ob1ScopeOut,
+    Ob1Source,
+    Ob1UsePolicy,
+)
 
 ORIGIN = "ob1"
 INACTIVE = frozenset({"stale", "superseded", "rejected", "disputed"})  # recalled only with include_stale
@@ -88,25 +97,24 @@ def use_policy(state: Ob1State) -> dict[str, bool]:
             "requires_user_confirmation": state.requires_user_confirmation}
 
 
-def response_memory(d: MemoryDetail) -> dict[str, Any]:
-    """One memory of a recall or write-back answer, exactly the members OB1's clients read."""
+def response_memory(d: MemoryDetail) -> Ob1Memory:
+    """One memory of a recall or write-back answer, exactly the members OB1's clients read (every one set)."""
     state, x = state_of(d), d.extra
     refs = x.get("source_refs") or []
     runtime = x.get("runtime") or {}
-    return {
-        "memory_id": str(d.memory_id), "summary": d.description or summarise(d.body), "content": d.body,
-        "source": {"kind": "agent_memory" if x.get("origin") == ORIGIN else "memory",
-                   "uri": refs[0].get("uri") if refs else d.source, "title": d.description or d.name,
-                   "timestamp": d.created_at},
-        "provenance": {"status": state.provenance_status, "confidence": state.confidence,
-                       "created_by": state.created_by, "model": x.get("model"), "runtime": runtime.get("name")},
-        "scope": {"workspace_id": d.workspace_id, "project_id": d.project_id, "channel_id": d.channel_id,
-                  "visibility": d.visibility},
-        "use_policy": use_policy(state),
-        "freshness": {"created_at": d.created_at, "last_confirmed_at": state.last_confirmed_at,
-                      "stale_after": state.stale_after},
-        "related_artifacts": [{"kind": a["kind"], "uri": a["uri"]} for a in x.get("artifacts") or []],
-    }
+    return Ob1Memory(
+        memory_id=str(d.memory_id), summary=d.description or summarise(d.body), content=d.body,
+        source=Ob1Source(kind="agent_memory" if x.get("origin") == ORIGIN else "memory",
+                         uri=refs[0].get("uri") if refs else d.source, title=d.description or d.name,
+                         timestamp=d.created_at),
+        provenance=Ob1ProvenanceOut(status=state.provenance_status, confidence=state.confidence,
+                                    created_by=state.created_by, model=x.get("model"), runtime=runtime.get("name")),
+        scope=Ob1ScopeOut(workspace_id=d.workspace_id, project_id=d.project_id, channel_id=d.channel_id,
+                          visibility=d.visibility),
+        use_policy=Ob1UsePolicy(**use_policy(state)),
+        freshness=Ob1Freshness(created_at=d.created_at, last_confirmed_at=state.last_confirmed_at,
+                               stale_after=state.stale_after),
+        related_artifacts=[Ob1ArtifactRef(kind=a["kind"], uri=a["uri"]) for a in x.get("artifacts") or []])
 
 
 def inspect_memory(d: MemoryDetail) -> dict[str, Any]:

@@ -13,13 +13,13 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from agentkb.errors import EmbeddingUnavailable, NotFound
 from agentkb.models.domain import Principal
 from agentkb.models.memory.api import ENTITY_KINDS, SENSITIVITY_BITS, VISIBILITY_RANK
 from agentkb.models.memory.detail import MemoryDetail
 from agentkb.models.ob1.api import Ob1RecallRequest
+from agentkb.models.ob1.responses import Ob1RecallResponse
 from agentkb.models.recall.api import RecallScope
 from agentkb.models.recall.trace import RecallTrace, TraceItem
 from agentkb.ports.embedding import Embedder, Tokenizer
@@ -49,7 +49,7 @@ class Ob1RecallDeps:
 
 @dataclass(frozen=True)
 class Ob1RecallOutcome:
-    body: dict[str, Any]
+    response: Ob1RecallResponse
     degraded_code: str | None = None
 
 
@@ -121,6 +121,6 @@ def ob1_recall(request: Ob1RecallRequest, principal: Principal, deps: Ob1RecallD
         items=tuple(TraceItem(mid, ranks.get(mid), round(sim, 6), round(score, 6), round(feedback.get(mid, 0.0), 6),
                               use_policy(state_of(details[mid]))) for score, mid, sim in scored))
     deps.traces.put(trace)
-    body = {"schema_version": response_family(request.schema_version, "recall"), "request_id": trace.request_id,
-            "memories": [response_memory(d) for d in returned]}
-    return Ob1RecallOutcome(body, degraded)
+    response = Ob1RecallResponse(schema_version=response_family(request.schema_version, "recall"),
+                                 request_id=trace.request_id, memories=[response_memory(d) for d in returned])
+    return Ob1RecallOutcome(response, degraded)

@@ -17,6 +17,7 @@ from agentkb.models.digits import ascii_int
 from agentkb.models.domain import Principal
 from agentkb.models.memory.detail import MemoryChange, MemoryDetail, MemoryListQuery
 from agentkb.models.ob1.api import Ob1ListFilter, Ob1ReviewRequest, Ob1UsageReport
+from agentkb.models.ob1.responses import Ob1MemoryList, Ob1UsageAnswer
 from agentkb.models.recall.trace import RecallTrace
 from agentkb.ports.embedding import Embedder
 from agentkb.ports.memory import MemoryStore, RecallTraceStore
@@ -174,7 +175,7 @@ def _own_trace(request_id: str, principal: Principal, deps: ReviewDeps) -> Recal
     return trace
 
 
-def report_usage(request_id: str, report: Ob1UsageReport, principal: Principal, deps: ReviewDeps) -> dict[str, Any]:
+def report_usage(request_id: str, report: Ob1UsageReport, principal: Principal, deps: ReviewDeps) -> Ob1UsageAnswer:
     """Mark a recall's memories used / ignored (only memories that recall returned count)."""
     _own_trace(request_id, principal, deps)
     used = [n for n in map(ascii_int, report.used_memory_ids) if n is not None]
@@ -182,7 +183,7 @@ def report_usage(request_id: str, report: Ob1UsageReport, principal: Principal, 
     updated = deps.traces.record_usage(request_id, used, ignored, deps.clock())
     if updated is None:
         raise NotFound("Recall trace not found")
-    return {"ok": True, "recorded": sum(1 for item in updated.items if item.used is not None)}
+    return Ob1UsageAnswer(ok=True, recorded=sum(1 for item in updated.items if item.used is not None))
 
 
 def get_trace(request_id: str, principal: Principal, deps: ReviewDeps) -> dict[str, Any]:
@@ -210,7 +211,7 @@ MAX_LIST, QUEUE_SIZE = 200, 100
 
 
 def list_ob1(filters: Ob1ListFilter, principal: Principal, store: MemoryStore,
-             pending_only: bool = False) -> dict[str, Any]:
+             pending_only: bool = False) -> Ob1MemoryList:
     """`{memories, count}`, newest first; `pending_only`: the review queue (pending agent-written memories)."""
     if not principal.can_reach(filters.workspace_id):
         raise NotFound("Workspace not found")
@@ -224,4 +225,4 @@ def list_ob1(filters: Ob1ListFilter, principal: Principal, store: MemoryStore,
                             limit=QUEUE_SIZE if pending_only else min(max(filters.limit, 1), MAX_LIST),
                             viewer=principal.id)
     memories = [response_memory(d) for d in store.list_memories(query).items]
-    return {"memories": memories, "count": len(memories)}
+    return Ob1MemoryList(memories=memories, count=len(memories))

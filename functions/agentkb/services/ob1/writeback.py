@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from agentkb.errors import BadRequest, Conflict, DependencyError, NotFound, ServiceUnavailable
@@ -20,11 +17,11 @@ from agentkb.models.domain import Principal
 from agentkb.models.memory.api import ENTITY_KINDS, MemoryRecord
 from agentkb.models.memory.detail import MemoryDetail, MemoryListQuery
 from agentkb.models.ob1.api import MAX_WRITEBACK_ROWS, Ob1WritebackRequest
-from agentkb.ports.embedding import Embedder
-from agentkb.ports.graph import GraphStore
+from agentkb.models.ob1.responses import Ob1WritebackResponse
 from agentkb.ports.memory import MemoryStore
 from agentkb.services.memory.firewall import scan_payload
 from agentkb.services.memory.graph_links import write_memory_graph
+from agentkb.services.memory.service import MemoryDeps
 from agentkb.services.ob1.firewall import UnsafeWriteback, enforce_writeback_firewall
 from agentkb.services.ob1.memory import ORIGIN, facets_of, iso, response_memory, stored_state, summarise
 
@@ -33,14 +30,6 @@ ROW_FIELDS = (("decisions", "decision"), ("outputs", "output"), ("lessons", "les
               ("unresolved_questions", "open_question"), ("next_steps", "next_step"), ("failures", "failure"))
 DAY_S = 86_400
 RETRY_AFTER_S = 5
-
-
-@dataclass(frozen=True)
-class WritebackDeps:
-    store: MemoryStore
-    graph: GraphStore
-    embedder: Embedder
-    clock: Callable[[], float] = field(default=time.time)
 
 
 def response_family(schema_version: str, kind: str) -> str:
@@ -124,7 +113,7 @@ def _replay(store: MemoryStore, workspace_id: str, prefix: str, principal: str) 
     return sorted((d for d in page.items if d.owner_id == principal), key=lambda d: d.memory_id)
 
 
-def writeback(request: Ob1WritebackRequest, principal: Principal, deps: WritebackDeps) -> dict[str, Any]:
+def writeback(request: Ob1WritebackRequest, principal: Principal, deps: MemoryDeps) -> Ob1WritebackResponse:
     """Store the payload's memories (or replay the first answer of the same idempotency key)."""
     ws = request.workspace_id
     if not principal.can_reach(ws):
@@ -142,11 +131,11 @@ def writeback(request: Ob1WritebackRequest, principal: Principal, deps: Writebac
     found = _replay(deps.store, ws, prefix, principal.id)
     if not found:
         found = _store(request, principal, deps, rows, prefix)
-    return {"schema_version": response_family(request.schema_version, "writeback"),
-            "memories": [response_memory(d) for d in found]}
+    return Ob1WritebackResponse(schema_version=response_family(request.schema_version, "writeback"),
+                                memories=[response_memory(d) for d in found])
 
 
-def _store(request: Ob1WritebackRequest, principal: Principal, deps: WritebackDeps,
+def _store(request: Ob1WritebackRequest, principal: Principal, deps: MemoryDeps,
            rows: list[Row], prefix: str) -> list[MemoryDetail]:
     ws, now = request.workspace_id, deps.clock()
     try:

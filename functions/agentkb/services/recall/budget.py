@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from agentkb.models.recall.api import RecallItem
 from agentkb.ports.embedding import Tokenizer
 
 TEXT_FIELDS = ("name", "description", "snippet")
@@ -12,7 +12,7 @@ TEXT_FIELDS = ("name", "description", "snippet")
 
 @dataclass
 class BudgetOutcome:
-    items: list[dict[str, Any]]
+    items: list[RecallItem]
     input_count: int
     content_truncated: bool
 
@@ -25,8 +25,12 @@ class BudgetOutcome:
         return self.input_count - len(self.items)
 
 
-def item_tokens(item: dict[str, Any], tokenizer: Tokenizer) -> int:
-    return sum(tokenizer.count(item[name]) for name in TEXT_FIELDS if item.get(name))
+def _text(item: RecallItem, name: str) -> str:
+    return str(getattr(item, name))
+
+
+def item_tokens(item: RecallItem, tokenizer: Tokenizer) -> int:
+    return sum(tokenizer.count(_text(item, name)) for name in TEXT_FIELDS if _text(item, name))
 
 
 def cut_to_tokens(text: str, limit: int, tokenizer: Tokenizer) -> str:
@@ -43,20 +47,20 @@ def cut_to_tokens(text: str, limit: int, tokenizer: Tokenizer) -> str:
     return cut
 
 
-def _shrink(item: dict[str, Any], budget: int, tokenizer: Tokenizer) -> dict[str, Any] | None:
+def _shrink(item: RecallItem, budget: int, tokenizer: Tokenizer) -> RecallItem | None:
     """The item with its snippet, then its description, cut to fit the budget (None if its name alone is over)."""
-    out = dict(item)
+    out = item
     for name in ("snippet", "description"):
-        others = sum(tokenizer.count(out[f]) for f in TEXT_FIELDS if f != name and out.get(f))
-        out[name] = cut_to_tokens(out.get(name) or "", budget - others, tokenizer)
+        others = sum(tokenizer.count(_text(out, f)) for f in TEXT_FIELDS if f != name and _text(out, f))
+        out = out.model_copy(update={name: cut_to_tokens(_text(out, name), budget - others, tokenizer)})
         if item_tokens(out, tokenizer) <= budget:
             return out
     return None
 
 
-def fit_to_budget(items: list[dict[str, Any]], budget: int, tokenizer: Tokenizer) -> BudgetOutcome:
+def fit_to_budget(items: list[RecallItem], budget: int, tokenizer: Tokenizer) -> BudgetOutcome:
     """Keep the best-ranked prefix that fits; if not even the first item fits, cut its text instead."""
-    kept: list[dict[str, Any]] = []
+    kept: list[RecallItem] = []
     used = 0
     for item in items:
         cost = item_tokens(item, tokenizer)

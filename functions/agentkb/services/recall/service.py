@@ -15,7 +15,7 @@ from typing import Any
 from agentkb.errors import EmbeddingUnavailable, NotFound, ServiceUnavailable
 from agentkb.models.domain import Principal
 from agentkb.models.memory.api import SENSITIVITY_BITS, VISIBILITY_RANK
-from agentkb.models.recall.api import MemoryView, RecallRequest, RecallScope
+from agentkb.models.recall.api import MemoryView, RecallItem, RecallRequest, RecallResponse, RecallScope
 from agentkb.ports.embedding import Embedder, Tokenizer
 from agentkb.ports.graph import GraphStore
 from agentkb.ports.memory import MemoryStore
@@ -56,8 +56,19 @@ class RecallOptions:
 
 @dataclass
 class RecallOutcome:
-    body: dict[str, Any]
+    response: RecallResponse
     degraded_code: str | None = None
+
+
+@dataclass
+class _Legs:
+    """What the retrieval legs found, before the token budget; `degraded`: the response's vec_* and warning."""
+
+    direct: list[RecallItem]
+    graph: list[RecallItem]
+    backend_invoked: str
+    candidates: int
+    degraded: dict[str, Any] = field(default_factory=dict)
 
 
 def build_scope(request: RecallRequest, principal: Principal, now: float) -> RecallScope:
@@ -82,14 +93,11 @@ def ranking_boosts(lifted: set[int], feedback: Mapping[int, float]) -> dict[int,
     return boosts
 
 
-def _item(view: MemoryView, similarity: float, source: str, depth: int | None = None) -> dict[str, Any]:
+def _item(view: MemoryView, similarity: float, source: str, **graph_depth: int) -> RecallItem:
+    """One returned memory; `graph_depth` only for a graph match (a direct one leaves it unset, so absent)."""
     score = min(1.0, max(0.0, similarity))
-    item: dict[str, Any] = {"memory_id": view.memory_id, "name": view.name, "namespace": view.namespace,
-                            "type": view.type, "description": view.description, "snippet": view.snippet,
-                            "distance": round(1.0 - similarity, 6), "score": round(score, 6), "source": source}
-    if depth is not None:
-        item["graph_depth"] = depth
-    return item
+    return RecallItem(**view.model_dump(), distance=round(1.0 - similarity, 6), score=round(score, 6),
+                      source=source, **graph_depth)
 
 
 def _embed(deps: RecallDeps, request: RecallRequest, options: RecallOptions) -> list[float]:
@@ -124,9 +132,9 @@ def recall(request: RecallRequest, principal: Principal, deps: RecallDeps,
             retry = RETRY_AFTER_S if exc.code in RETRYABLE_CODES else None
             raise ServiceUnavailable("The embedding backend is degraded and failOnDegraded=true was set",
                                      retry_after_s=retry, details={"code": exc.code}) from exc
-        body = _lexical(deps, scope, request, k, boosts)
-        body.update(_degraded_fields(exc))
-        return _finish(body, deps, request, k, started, exc.code)
+        legs = _lexical(deps, scope, request, k, boosts)
+        legs.degraded = _degraded_fields(exc)
+        return _finish(legs, deps, request, k, started, exc.code)
     # Each leg looks one past k so that a cut by max_items is visible; only the first k of a leg are ranked.
     found = deps.store.vector_search(scope, vector, k + 1, boosts)
     direct = found[:k]
@@ -146,22 +154,22 @@ def recall(request: RecallRequest, principal: Principal, deps: RecallDeps,
     views = deps.store.views(scope.workspace_id, [key[1] for key in chosen])
     keep = {key[1] for key in chosen}
     direct_items = [_item(views[mid], sim, "direct") for mid, sim in direct if mid in keep and mid in views]
-    graph_items = [_item(views[h.memory_id], h.similarity, "graph", h.depth) for h in graph
+    graph_items = [_item(views[h.memory_id], h.similarity, "graph", graph_depth=h.depth) for h in graph
                    if h.memory_id in keep and h.memory_id in views]
-    body = {"direct_matches": direct_items, "graph_matches": graph_items, "backend_invoked": deps.backend,
-            "candidates": len({mid for mid, _ in found} | {h.memory_id for h in graph_found})}
-    return _finish(body, deps, request, k, started, None)
+    legs = _Legs(direct_items, graph_items, deps.backend,
+                 candidates=len({mid for mid, _ in found} | {h.memory_id for h in graph_found}))
+    return _finish(legs, deps, request, k, started, None)
 
 
 def _lexical(deps: RecallDeps, scope: RecallScope, request: RecallRequest, k: int,
-             boosts: Mapping[int, float]) -> dict[str, Any]:
+             boosts: Mapping[int, float]) -> _Legs:
     hits = deps.store.lexical_search(scope, request.query, k * LEXICAL_POOL)
     top = max((s for _, s in hits), default=0.0) or 1.0
     ranked = sorted(((mid, s / top) for mid, s in hits),
                     key=lambda h: (-(h[1] + boosts.get(h[0], 0.0)), h[0]))[:k]
     views = deps.store.views(scope.workspace_id, [mid for mid, _ in ranked])
     items = [_item(views[mid], score, "fts_fallback") for mid, score in ranked if mid in views]
-    return {"direct_matches": items, "graph_matches": [], "backend_invoked": "none", "candidates": len(hits)}
+    return _Legs(items, [], "none", len(hits))
 
 
 def _degraded_fields(exc: EmbeddingUnavailable) -> dict[str, Any]:
@@ -172,20 +180,19 @@ def _degraded_fields(exc: EmbeddingUnavailable) -> dict[str, Any]:
             else "the query embedding failed: results are ranked by FTS5 BM25 alone and the graph leg was skipped"}
 
 
-def _finish(body: dict[str, Any], deps: RecallDeps, request: RecallRequest, k: int, started: float,
+def _finish(legs: _Legs, deps: RecallDeps, request: RecallRequest, k: int, started: float,
             degraded: str | None) -> RecallOutcome:
     """Apply the token budget over direct + graph (in that order) and shape the response."""
-    items = body["direct_matches"] + body["graph_matches"]
+    items = legs.direct + legs.graph
     budget = fit_to_budget(items, int(request.limits.max_tokens), deps.tokenizer)
-    direct = [i for i in budget.items if i["source"] != "graph"]
-    graph = [i for i in budget.items if i["source"] == "graph"]
-    shaping = Shaping(candidates=max(body["candidates"], len(items)), max_items=k, capped=len(items),
+    direct = [i for i in budget.items if i.source != "graph"]
+    graph = [i for i in budget.items if i.source == "graph"]
+    shaping = Shaping(candidates=max(legs.candidates, len(items)), max_items=k, capped=len(items),
                       returned=len(budget.items), content_truncated=budget.content_truncated)
     surface = agent_surface(shaping)
-    out: dict[str, Any] = {} if surface is None else {"agent_surface": surface}
-    out.update({
-        "query": request.query, "k": k, "direct_matches": direct, "graph_matches": graph,
-        "results": direct + graph, "truncated": shaping.truncated,
-        "elapsed_ms": int((time.perf_counter() - started) * 1000), "backend_invoked": body["backend_invoked"]})
-    out.update({key: value for key, value in body.items() if key.startswith(("vec_", "warning"))})
-    return RecallOutcome(out, degraded)
+    shaped = {} if surface is None else {"agent_surface": surface}  # unset, so absent, when nothing was cut
+    response = RecallResponse(
+        **shaped, query=request.query, k=k, direct_matches=direct, graph_matches=graph, results=direct + graph,
+        truncated=shaping.truncated, elapsed_ms=int((time.perf_counter() - started) * 1000),
+        backend_invoked=legs.backend_invoked, **legs.degraded)
+    return RecallOutcome(response, degraded)

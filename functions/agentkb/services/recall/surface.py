@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from agentkb.models.recall.api import AgentSurface
+
 
 @dataclass(frozen=True, slots=True)
 class Shaping:
@@ -35,8 +37,8 @@ class Shaping:
         return self.cut_by_max_items or self.dropped > 0 or self.content_truncated
 
 
-def agent_surface(shaping: Shaping) -> dict[str, Any] | None:
-    """The AgentSurfaceMeta record, or None when the limits removed nothing."""
+def agent_surface(shaping: Shaping) -> AgentSurface | None:
+    """The AgentSurfaceMeta record (only the members it names are set), or None when the limits removed nothing."""
     if not shaping.truncated:
         return None
     record: dict[str, Any] = {"input_count": shaping.candidates, "output_count": shaping.returned}
@@ -47,4 +49,4 @@ def agent_surface(shaping: Shaping) -> dict[str, Any] | None:
     if shaping.dropped > 0:  # items removed to fit max_tokens, upstream's output ceiling
         record["output_truncated"] = True
         record["dropped"] = shaping.dropped
-    return record
+    return AgentSurface(**record)

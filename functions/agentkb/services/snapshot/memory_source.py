@@ -34,15 +34,15 @@ def recall_request(scope: ScopeIn, source: MemorySource) -> RecallRequest:
 
 def recall_memories(deps: RecallDeps, scope: ScopeIn, principal: Principal, source: MemorySource) -> list[Candidate]:
     """Recall results (direct then graph matches, as recall ranks them) as snapshot candidates."""
-    body = recall(recall_request(scope, source), principal, deps).body
+    response = recall(recall_request(scope, source), principal, deps).response
     # Sensitive memories are only eligible under a confidential ceiling; label them all at it, conservatively.
     label = "confidential" if CLASSIFICATION_ORDER[scope.maxClassification] >= 2 else "internal"
     out: list[Candidate] = []
-    for item in body["results"]:
-        text = "\n".join(part for part in (item["name"], item["description"], item["snippet"]) if part)
-        memory_id = str(item["memory_id"])
+    for item in response.results:
+        text = "\n".join(part for part in (item.name, item.description, item.snippet) if part)
+        memory_id = str(item.memory_id)
         out.append(Candidate(
-            key=f"memory:{memory_id}", item_class="memory", content=text, source_id=item["name"],
+            key=f"memory:{memory_id}", item_class="memory", content=text, source_id=item.name,
             source_revision=content_hash(text), chunk_id=f"memory:{memory_id}", trust_tier=MEMORY_TRUST,
             classification=label,
             provenance=f"agentkb://ws/{quote(scope.workspaceId, safe='')}/memories/{memory_id}",

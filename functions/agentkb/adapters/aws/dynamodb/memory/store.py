@@ -201,8 +201,8 @@ class DynamoDbMemoryStore(DynamoDbMemoryDetails, DynamoDbMemoryBatches, DynamoDb
         return out
 
     def views(self, workspace_id: str, memory_ids: Sequence[int]) -> dict[int, MemoryView]:
-        return {memory_id: MemoryView(memory_id, get_s(item, "name") or "",
-                                      get_s(item, "project_id") or get_s(item, "workspace_id") or "",
-                                      get_s(item, "type") or "", get_s(item, "description") or "",
-                                      (get_s(item, "body") or "")[:200])
+        return {memory_id: MemoryView(memory_id=memory_id, name=get_s(item, "name") or "",
+                                      namespace=get_s(item, "project_id") or get_s(item, "workspace_id") or "",
+                                      type=get_s(item, "type") or "", description=get_s(item, "description") or "",
+                                      snippet=(get_s(item, "body") or "")[:200])
                 for memory_id, item in self._records(workspace_id, memory_ids).items()}

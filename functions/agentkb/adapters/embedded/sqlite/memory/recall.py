@@ -178,5 +178,6 @@ class SqliteMemoryRecall:
                     "SELECT id, name, COALESCE(project_id, workspace_id), type, description, substr(body, 1, 200)"
                     f" FROM memories WHERE +workspace_id = ? AND id IN ({','.join('?' * len(part))})",
                     (workspace_id, *part)):
-                out[int(r[0])] = MemoryView(int(r[0]), r[1], r[2], r[3], r[4], r[5])
+                out[int(r[0])] = MemoryView(memory_id=int(r[0]), name=r[1], namespace=r[2], type=r[3],
+                                            description=r[4], snippet=r[5])
         return out
