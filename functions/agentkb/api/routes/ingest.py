@@ -4,11 +4,11 @@
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Depends, Response
-from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from agentkb.api.context import current_principal
 from agentkb.api.responses import ERRORS, json_model_response, ok
+from agentkb.api.route import READ, WRITE, Routes
 from agentkb.composition import Ports, get_ports
 from agentkb.models.bounds import MAX_WORKSPACE_ID
 from agentkb.models.domain import KnowledgeBase
@@ -28,7 +28,7 @@ from agentkb.services.ingest import service as ingest
 from agentkb.services.ingest.background import submit_document
 from agentkb.services.ingest.service import IngestDeps
 
-router = Router()
+routes = Routes()
 WorkspaceQuery = Annotated[str, Query(alias="workspaceId", min_length=1, max_length=MAX_WORKSPACE_ID)]
 
 
@@ -49,10 +49,10 @@ def _tags(kb: KnowledgeBase) -> list[TagDefinitionOut]:
     return [TagDefinitionOut(tagName=t.tag_name, fieldType=t.field_type, slot=t.slot) for t in kb.tag_definitions]
 
 
-@router.post("/api/v2/knowledge/bases", operation_id="createKnowledgeBase", summary="Create a knowledge base",
-             responses={201: ok(KnowledgeBaseResponse, "Created"),
-                        409: ERRORS[400] | {"description": "A knowledge base with this name already exists"},
-                        **ERRORS})
+@routes.route("POST", "/api/v2/knowledge/bases", "createKnowledgeBase", scope=WRITE, summary="Create a knowledge base",
+              responses={201: ok(KnowledgeBaseResponse, "Created"),
+                         409: ERRORS[400] | {"description": "A knowledge base with this name already exists"},
+                         **ERRORS})
 def create_knowledge_base(request: Annotated[CreateKnowledgeBaseRequest, Body()], deps: Deps) -> Response[Any]:
     kb = ingest.create_knowledge_base(request, current_principal(), deps)
     out = KnowledgeBaseOut(id=kb.id, workspaceId=kb.workspace_id, name=kb.name, description=kb.description,
@@ -61,22 +61,22 @@ def create_knowledge_base(request: Annotated[CreateKnowledgeBaseRequest, Body()]
     return json_model_response(201, KnowledgeBaseResponse(data=out))
 
 
-@router.get("/api/v2/knowledge/bases/<knowledgeBaseId>/tags", operation_id="listTags",
-            summary="List a knowledge base's tag definitions", responses={200: ok(TagListResponse, "Tags"), **ERRORS})
+@routes.route("GET", "/api/v2/knowledge/bases/{knowledgeBaseId}/tags", "listTags", scope=READ,
+              summary="List a knowledge base's tag definitions", responses={200: ok(TagListResponse, "Tags"), **ERRORS})
 def list_tags(knowledgeBaseId: str, workspace_id: WorkspaceQuery, deps: Deps) -> Response[Any]:
     kb = ingest.get_knowledge_base(deps.catalog, current_principal(), workspace_id, knowledgeBaseId)
     return json_model_response(200, TagListResponse(data=_tags(kb)))
 
 
-@router.post("/api/v2/knowledge/bases/<knowledgeBaseId>/documents", operation_id="addDocument",
-             summary="Add a document (201: searchable now; 202: big, indexed in the background - GET shows status)",
-             responses={201: ok(DocumentResponse, "Indexed"),
-                        202: ok(DocumentAcceptedResponse, "Accepted; indexing in the background"),
-                        409: ERRORS[400] | {"description": "The document is not at expectedRevision (details."
-                                                           "currentRevision), or this deployment cannot embed for the "
-                                                           "KB's profile"},
-                        422: ERRORS[400] | {"description": "A secret was detected and the KB refuses such documents"},
-                        **ERRORS})
+@routes.route("POST", "/api/v2/knowledge/bases/{knowledgeBaseId}/documents", "addDocument", scope=WRITE,
+              summary="Add a document (201: searchable now; 202: big, indexed in the background - GET shows status)",
+              responses={201: ok(DocumentResponse, "Indexed"),
+                         202: ok(DocumentAcceptedResponse, "Accepted; indexing in the background"),
+                         409: ERRORS[400] | {"description": "The document is not at expectedRevision (details."
+                                                            "currentRevision), or this deployment cannot embed for the "
+                                                            "KB's profile"},
+                         422: ERRORS[400] | {"description": "A secret was detected and the KB refuses such documents"},
+                         **ERRORS})
 def add_document(knowledgeBaseId: str, request: Annotated[AddDocumentRequest, Body()], deps: Deps) -> Response[Any]:
     doc, accepted = submit_document(knowledgeBaseId, request, current_principal(), deps)
     if accepted:
@@ -89,8 +89,8 @@ def add_document(knowledgeBaseId: str, request: Annotated[AddDocumentRequest, Bo
     return json_model_response(201, DocumentResponse(data=out))
 
 
-@router.delete("/api/v2/knowledge/bases/<knowledgeBaseId>/documents/<documentId>", operation_id="deleteDocument",
-               summary="Delete a document", responses={204: {"description": "Deleted"}, **ERRORS})
+@routes.route("DELETE", "/api/v2/knowledge/bases/{knowledgeBaseId}/documents/{documentId}", "deleteDocument",
+              scope=WRITE, summary="Delete a document", responses={204: {"description": "Deleted"}, **ERRORS})
 def delete_document(knowledgeBaseId: str, documentId: str, workspace_id: WorkspaceQuery, deps: Deps) -> Response[Any]:
     ingest.delete_document(knowledgeBaseId, documentId, workspace_id, current_principal(), deps)
     return Response(status_code=204, body="")
