@@ -1,5 +1,5 @@
-"""One declaration per route: `@routes.route(method, path, operationId, scope=..., summary=..., responses=...)`
-above the route function, and nothing else to write.
+"""One declaration per route: `@routes.read(method, path, operationId, summary=..., responses=...)` (or `write`,
+`public`) above the route function, and nothing else to write.
 
 The declaration registers the function with Powertools and records a `RouteSpec`; the function that serves it
 is the one whose app includes the module's `Routes` (api/routers.py). Every other consumer reads the specs: the
@@ -13,7 +13,7 @@ import copy
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partialmethod
 from typing import Any, TypeVar
 
 from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver, Router
@@ -47,7 +47,11 @@ class _Declared:
 
 
 class Routes:
-    """The routes of one module: a Powertools `Router` (`router`) and what each route was declared with."""
+    """The routes of one module: a Powertools `Router` (`router`) and what each route was declared with.
+
+    `@routes.read(method, path, operationId, summary=..., responses=...)` declares a route that needs the
+    `api:read` scope; `write` needs `api:write`, `public` no key at all.
+    """
 
     def __init__(self) -> None:
         self.router = Router()
@@ -59,6 +63,10 @@ class Routes:
         self._declared.append(_Declared(method, path, operation_id, scope))
         return self.router.route(_PARAMETER.sub(r"<\1>", path), method, summary=summary, responses=responses,
                                  operation_id=operation_id)
+
+    read = partialmethod(route, scope=READ)
+    write = partialmethod(route, scope=WRITE)
+    public = partialmethod(route, scope=None)
 
     def specs(self, function: str) -> list[RouteSpec]:
         """The declared routes, as served by `function`."""

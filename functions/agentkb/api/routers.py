@@ -92,6 +92,6 @@ def _no_content_on_204(document: dict[str, Any]) -> None:
                 (operation.get("responses") or {}).get("204", {}).pop("content", None)
 
 
-@routes.route("GET", "/openapi.json", "openapi", scope=None, summary="The OpenAPI 3 document of every route")
+@routes.public("GET", "/openapi.json", "openapi", summary="The OpenAPI 3 document of every route")
 def openapi() -> dict[str, Any]:
     return openapi_document()

@@ -45,14 +45,6 @@ class ToolSpec:
         return BY_OPERATION[self.operation]
 
     @property
-    def method(self) -> str:
-        return self.route.method
-
-    @property
-    def path(self) -> str:
-        return self.route.path
-
-    @property
     def read_only(self) -> bool:
         return self.route.scope == READ
 
@@ -81,9 +73,10 @@ class ToolSpec:
             args.setdefault(name, make())
         if workspace is not None:
             _set_default(args, self.workspace_path, workspace)
-        if self.method == "GET":
-            return ApiRequest(self.method, self.path, {k: _query_value(v) for k, v in args.items()} or None, None)
-        return ApiRequest(self.method, self.path, None, args)
+        method, path = self.route.method, self.route.path
+        if method == "GET":
+            return ApiRequest(method, path, {k: _query_value(v) for k, v in args.items()} or None, None)
+        return ApiRequest(method, path, None, args)
 
 
 def _set_default(args: dict[str, Any], path: tuple[str, ...], value: str) -> None:

@@ -7,7 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from agentkb.api.context import current_principal
 from agentkb.api.responses import ERRORS, NOT_OWNER, json_response, ok
-from agentkb.api.route import READ, WRITE, Routes
+from agentkb.api.route import Routes
 from agentkb.composition import Ports, get_ports
 from agentkb.models.bounds import MAX_WORKSPACE_ID
 from agentkb.models.memory.api import MemoryGetResponse, MemoryListResponse, MemoryWriteRequest, MemoryWriteResponse
@@ -24,8 +24,7 @@ def memory_deps(ports: Annotated[Ports, Depends(get_ports)]) -> MemoryDeps:
     return MemoryDeps(ports.memories, ports.graph, ports.embedder)
 
 
-@routes.route("POST", "/v1/memories", "writeMemory", scope=WRITE,
-              summary="Write an agent memory (recallable when 201 returns)",
+@routes.write("POST", "/v1/memories", "writeMemory", summary="Write an agent memory (recallable when 201 returns)",
               responses={201: ok(MemoryWriteResponse, "Stored (a new revision when the name existed)"),
                          200: ok(MemoryWriteResponse, "Idempotent replay or unchanged rewrite: nothing new stored"),
                          409: ERRORS[400] | {"description": "Idempotency key reused with a different body"},
@@ -41,9 +40,8 @@ Workspace = Annotated[str, Query(min_length=1, max_length=MAX_WORKSPACE_ID)]
 Cursor = Annotated[str | None, Query(max_length=256, pattern=CURSOR_PATTERN, description=CURSOR_DESCRIPTION)]
 
 
-@routes.route("GET", "/v1/memories", "listMemories", scope=READ,
-              summary="List memories, newest first (filters, paging)",
-              responses={200: ok(MemoryListResponse, "A page; nextCursor is null on the last"), **ERRORS})
+@routes.read("GET", "/v1/memories", "listMemories", summary="List memories, newest first (filters, paging)",
+             responses={200: ok(MemoryListResponse, "A page; nextCursor is null on the last"), **ERRORS})
 def list_memories_route(workspace_id: Workspace, ports: Annotated[Ports, Depends(get_ports)],
                         project_id: Annotated[str | None, Query(max_length=256)] = None,
                         type: Annotated[str | None, Query(max_length=64)] = None,  # noqa: A002 - the API's name
@@ -56,14 +54,14 @@ def list_memories_route(workspace_id: Workspace, ports: Annotated[Ports, Depends
     return json_response(200, list_memories(query, current_principal(), ports.memories))
 
 
-@routes.route("GET", "/v1/memories/{memoryId}", "getMemory", scope=READ, summary="One memory, every field",
-              responses={200: ok(MemoryGetResponse, "The memory"), **ERRORS})
+@routes.read("GET", "/v1/memories/{memoryId}", "getMemory", summary="One memory, every field",
+             responses={200: ok(MemoryGetResponse, "The memory"), **ERRORS})
 def get_memory_route(memoryId: Annotated[str, Path()], workspace_id: Workspace,  # noqa: N803
                      ports: Annotated[Ports, Depends(get_ports)]) -> Response[Any]:
     return json_response(200, get_memory(workspace_id, memoryId, current_principal(), ports.memories))
 
 
-@routes.route("DELETE", "/v1/memories/{memoryId}", "deleteMemory", scope=WRITE,
+@routes.write("DELETE", "/v1/memories/{memoryId}", "deleteMemory",
               summary="Forget a memory everywhere (every revision, indexes, entity links)",
               responses={204: {"description": "Forgotten"}, **ERRORS})
 def delete_memory_route(memoryId: Annotated[str, Path()], workspace_id: Workspace,  # noqa: N803

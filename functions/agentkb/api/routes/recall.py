@@ -7,7 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from agentkb.api.context import add_response_header, current_principal
 from agentkb.api.responses import ERRORS, json_response, ok
-from agentkb.api.route import READ, Routes
+from agentkb.api.route import Routes
 from agentkb.composition import Ports, get_ports
 from agentkb.models.recall.api import RecallRequest, RecallResponse
 from agentkb.services.recall.service import RecallDeps, RecallOptions, recall
@@ -23,9 +23,8 @@ def recall_deps(ports: Annotated[Ports, Depends(get_ports)]) -> RecallDeps:
                       feedback=feedback_reader(ports.traces))
 
 
-@routes.route("POST", "/v1/recall", "recall", scope=READ,
-              summary="Recall agent memories (vector + graph, token-budgeted)",
-              responses={200: ok(RecallResponse, "Direct (vector or FTS fallback) and graph matches."), **ERRORS})
+@routes.read("POST", "/v1/recall", "recall", summary="Recall agent memories (vector + graph, token-budgeted)",
+             responses={200: ok(RecallResponse, "Direct (vector or FTS fallback) and graph matches."), **ERRORS})
 def recall_route(request: Annotated[RecallRequest, Body()], deps: Annotated[RecallDeps, Depends(recall_deps)],
                  fallback: Annotated[Literal["fts_only"] | None, Query(description="fts_only: lexical recall")] = None,
                  fail_on_degraded: Annotated[bool, Query(alias="failOnDegraded",

@@ -7,7 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from agentkb.api.context import add_response_header, current_principal
 from agentkb.api.responses import ERRORS, json_model_response, ok
-from agentkb.api.route import READ, Routes
+from agentkb.api.route import Routes
 from agentkb.composition import Ports, get_ports
 from agentkb.models.search import KnowledgeSearchRequest, KnowledgeSearchResponse
 from agentkb.services.search.service import SearchDeps, search_knowledge
@@ -20,11 +20,11 @@ def search_deps(ports: Annotated[Ports, Depends(get_ports)]) -> SearchDeps:
     return SearchDeps(ports.catalog, ports.index, ports.embedder, ports.reranker, ports.settings.default_search_mode)
 
 
-@routes.route("POST", "/api/v2/knowledge/search", "searchKnowledge", scope=READ, summary="Search knowledge",
-              responses={200: ok(KnowledgeSearchResponse, "Matching document chunks ordered by relevance."),
-                         409: ERRORS[400] | {"description": "Reranking refused: a candidate chunk carries a detected "
-                                                            "secret (details.reason `secret_provenance`)"},
-                         **ERRORS})
+@routes.read("POST", "/api/v2/knowledge/search", "searchKnowledge", summary="Search knowledge",
+             responses={200: ok(KnowledgeSearchResponse, "Matching document chunks ordered by relevance."),
+                        409: ERRORS[400] | {"description": "Reranking refused: a candidate chunk carries a detected "
+                                                           "secret (details.reason `secret_provenance`)"},
+                        **ERRORS})
 def search_knowledge_route(request: Annotated[KnowledgeSearchRequest, Body()],
                            deps: Annotated[SearchDeps, Depends(search_deps)]) -> Response[Any]:
     outcome = search_knowledge(request, current_principal(), deps)
@@ -33,6 +33,6 @@ def search_knowledge_route(request: Annotated[KnowledgeSearchRequest, Body()],
     return json_model_response(200, KnowledgeSearchResponse(data=outcome.data))
 
 
-@routes.route("GET", "/health", "health", scope=None, summary="Liveness")
+@routes.public("GET", "/health", "health", summary="Liveness")
 def health(ports: Annotated[Ports, Depends(get_ports)]) -> dict[str, Any]:
     return {"status": "ok", "backend": ports.engine.name}

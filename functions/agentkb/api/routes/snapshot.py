@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from agentkb.api.context import current_principal, invocation_deadline
 from agentkb.api.responses import ERRORS, ok
-from agentkb.api.route import READ, WRITE, Routes
+from agentkb.api.route import Routes
 from agentkb.api.routes.search import search_deps
 from agentkb.composition import Ports, get_ports
 from agentkb.errors import NotFound
@@ -58,8 +58,7 @@ def _raw(status: int, body: bytes) -> Response[Any]:
     return Response(status_code=status, content_type="application/json", body=body.decode("utf-8"))
 
 
-@routes.route("POST", "/v1/snapshots", "createSnapshot", scope=WRITE,
-              summary="Build the context snapshot of an attempt",
+@routes.write("POST", "/v1/snapshots", "createSnapshot", summary="Build the context snapshot of an attempt",
               responses={201: ok(ContextSnapshotOut, "Built"),
                          200: ok(ContextSnapshotOut, "Already built for this runId + attemptId (same body)"),
                          409: ERRORS[400] | {"description": "Same runId + attemptId with a different request"},
@@ -72,8 +71,8 @@ def create_snapshot_route(request: Annotated[CreateSnapshotRequest, Body()],
     return _raw(outcome.status, outcome.body)
 
 
-@routes.route("GET", "/v1/snapshots/{snapshotId}", "getSnapshot", scope=READ, summary="A stored context snapshot",
-              responses={200: ok(ContextSnapshotOut, "The snapshot, byte-for-byte as built"), **ERRORS})
+@routes.read("GET", "/v1/snapshots/{snapshotId}", "getSnapshot", summary="A stored context snapshot",
+             responses={200: ok(ContextSnapshotOut, "The snapshot, byte-for-byte as built"), **ERRORS})
 def get_snapshot_route(snapshotId: str, deps: Annotated[SnapshotDeps, Depends(snapshot_deps)]) -> Response[Any]:
     if not _UUID.match(snapshotId):
         raise NotFound("Snapshot not found")
