@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
-from aws_lambda_powertools.event_handler.api_gateway import Router
 
-from agentkb.api.app import build_resolver
 from agentkb.api.resolver_state import HttpResolver, RestResolver
+from agentkb.api.route import Routes, build_resolver
 from tests.helpers import rest_event
 from tests.reliability.make_events import RECALL
 
@@ -24,17 +23,17 @@ from tests.reliability.make_events import RECALL
 def _resolver(cls: type[Any]) -> tuple[Any, threading.Event, threading.Event]:
     """A resolver with one route that, for the body {"hold": true}, waits inside the route until released and then
     answers with what the resolver (as Powertools' middlewares and response builder read it) says the request is."""
-    router, app = Router(), []
+    routes, app = Routes(), []
     entered, release = threading.Event(), threading.Event()
 
-    @router.post("/echo")
+    @routes.public("POST", "/echo", "echo", summary="Echo")
     def echo() -> dict[str, Any]:
         if app[0].current_event.json_body.get("hold"):
             entered.set()
             assert release.wait(30)
         return {"body": app[0].current_event.json_body, "route": app[0].context.get("_route") is not None}
 
-    app.append(build_resolver(cls, [router]))
+    app.append(build_resolver(cls, [routes]))
     return app[0], entered, release
 
 

@@ -101,7 +101,7 @@ def test_ids_stay_one_api_call_and_a_name_costs_one_listing(seeded: Seeded) -> N
         ("search_knowledge", {"knowledgeBaseIds": ["handbook"], "query": "password"})])
     assert not by_id.is_error and not by_name.is_error
     assert [(call.method, call.path) for call in api.calls] == [
-        ("POST", SEARCH.path), ("GET", "/api/v2/knowledge/bases"), ("POST", SEARCH.path)]
+        ("POST", SEARCH.route.path), ("GET", "/api/v2/knowledge/bases"), ("POST", SEARCH.route.path)]
 
 
 def listing(*pages: list[tuple[str, str]]) -> Callable[[ApiRequest, str | None], ApiResponse]:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentkb.api.routers import FUNCTION_ROUTERS, function_openapi, openapi_document
+from agentkb.api.routers import FUNCTION_ROUTES, function_openapi, openapi_document
 from agentkb.api.routes_table import ROUTES, match_route
 from contracts.upstream import CONTRACTS
 from infra import constants as c
@@ -24,7 +24,7 @@ def _served(document: dict) -> set[tuple[str, str, str]]:
 
 
 def test_each_function_serves_exactly_its_routes() -> None:
-    for function in FUNCTION_ROUTERS:
+    for function in FUNCTION_ROUTES:
         expected = {(r.method, r.path, r.operation_id) for r in ROUTES if r.function == function}
         assert _served(function_openapi(function)) == expected, function
 

@@ -1,8 +1,7 @@
-"""One function's API: REST v1 and HTTP v2 resolvers over the same routers, the gate, the three handlers."""
+"""One function's API: REST v1 and HTTP v2 resolvers over the same routes, the gate, the three handlers."""
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -10,14 +9,14 @@ from functools import cached_property
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver, Router
+from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from agentkb.api import context
 from agentkb.api.gate import check_depth, check_request, rate_headers
 from agentkb.api.observability import count_response, logger
 from agentkb.api.resolver_state import HttpResolver, RestResolver
-from agentkb.api.routes_table import BY_OPERATION, allowed_methods, match_route
+from agentkb.api.route import Routes, RouteTable, build_resolver
 from agentkb.composition import Ports, get_ports
 from agentkb.errors import (
     BadRequest,
@@ -93,18 +92,9 @@ def _install_handlers(app: ApiGatewayResolver) -> None:
         return _json_response(404, NotFound("Route not found").envelope())
 
 
-def build_resolver(cls: type[ApiGatewayResolver], routers: Sequence[Router]) -> ApiGatewayResolver:
-    """A resolver over its own copies of the routers: including a router points the router's request state
-    (current event, Lambda context) at the including resolver, so two resolvers must never share one."""
-    app = cls(enable_validation=True)
-    for router in routers:
-        app.include_router(copy.copy(router))
-    return app
-
-
-def _resolver(cls: type[ApiGatewayResolver], routers: Sequence[Router],
+def _resolver(cls: type[ApiGatewayResolver], modules: Sequence[Routes],
               overrides: dict[Callable[..., Any], Callable[..., Any]]) -> ApiGatewayResolver:
-    app = build_resolver(cls, routers)
+    app = build_resolver(cls, modules)
     _install_handlers(app)
     app.dependency_overrides = overrides  # one dict for both resolvers of a function
     return app
@@ -120,17 +110,18 @@ class FunctionApp:
     one override table of both resolvers, and the gate and the queue consumer take the bundle from `ports()`.
     """
 
-    def __init__(self, name: str, routers: Sequence[Router]) -> None:
+    def __init__(self, name: str, modules: Sequence[Routes]) -> None:
         self.name = name
-        self._routers = tuple(routers)
+        self._modules = tuple(modules)
+        self.routes = RouteTable(spec for module in modules for spec in module.specs(name))
         self.dependency_overrides: dict[Callable[..., Any], Callable[..., Any]] = {}
-        self.rest = _resolver(RestResolver, routers, self.dependency_overrides)
+        self.rest = _resolver(RestResolver, modules, self.dependency_overrides)
 
     @cached_property
     def http(self) -> ApiGatewayResolver:
         """The HTTP API v2 resolver, built on the first v2 event (the stack deploys a REST API; direct invocations
         are REST-shaped)."""
-        return _resolver(HttpResolver, self._routers, self.dependency_overrides)
+        return _resolver(HttpResolver, self._modules, self.dependency_overrides)
 
     def ports(self) -> Ports:
         """The bundle this function's requests use: `get_ports()`, or its override."""
@@ -156,11 +147,11 @@ class FunctionApp:
         is_v2 = event.get("version") == "2.0"
         method = event["requestContext"]["http"]["method"] if is_v2 else event.get("httpMethod", "")
         path = event.get("rawPath", "") if is_v2 else event.get("path", "")
-        found = match_route(method, path)
+        found = self.routes.match(method, path) or _every_route().match(method, path)
         decision = None
         try:
             if found is None:
-                allowed = allowed_methods(path)
+                allowed = _every_route().allowed_methods(path)
                 raise MethodNotAllowed(allowed) if allowed else NotFound("Route not found")
             principal, decision = check_request(event, found[0], self.ports(), direct)
         except DomainError as exc:
@@ -198,8 +189,8 @@ class FunctionApp:
 
     def _direct(self, event: dict[str, Any], lambda_context: Any) -> dict[str, Any]:
         """{"operation", "body", "pathParameters"?, "queryStringParameters"?, "principal"?} -> {statusCode, body}."""
-        route = BY_OPERATION.get(str(event.get("operation")))
-        if route is None or route.function != self.name:
+        route = self.routes.by_operation.get(str(event.get("operation")))
+        if route is None:
             err = BadRequest("Unknown operation for this function", details=[{"path": "operation",
                                                                               "message": "unknown operation"}])
             return {"statusCode": 400, "body": err.envelope()}
@@ -224,6 +215,15 @@ class FunctionApp:
         raw = response.get("body") or ""
         headers = response.get("headers") or {k: v[-1] for k, v in (response.get("multiValueHeaders") or {}).items()}
         return {"statusCode": response["statusCode"], "headers": headers, "body": json.loads(raw) if raw else None}
+
+
+def _every_route() -> RouteTable:
+    """Every function's routes (importing them all) for a request this function does not serve, so that it gets
+    the API's answer: authenticated before its 404, or a 405 with Allow on a path another function serves. Behind
+    API Gateway no such request reaches a function; the local gateway sends unknown routes to the search function."""
+    from agentkb.api.routes_table import TABLE
+
+    return TABLE
 
 
 def _direct_principal(raw: Any) -> Principal:

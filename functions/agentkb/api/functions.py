@@ -1,31 +1,19 @@
-"""The four functions' APIs (the handlers and the local gateway use these), over the routers of api/routers.py."""
+"""The four functions' APIs (the handlers and the local gateway use these), over the routes of api/routers.py."""
 
 from __future__ import annotations
 
-from functools import cache
+from collections.abc import Callable
+from functools import cache, partial
 
 from agentkb.api.app import FunctionApp
-from agentkb.api.routers import FUNCTION_ROUTERS
+from agentkb.api.routers import FUNCTION_ROUTES
 
 
 @cache
-def search_app() -> FunctionApp:
-    return FunctionApp("search", FUNCTION_ROUTERS["search"]())
+def function_app(name: str) -> FunctionApp:
+    """The API of one function, built once per process over its own route modules only."""
+    return FunctionApp(name, FUNCTION_ROUTES[name]())
 
 
-@cache
-def ingest_app() -> FunctionApp:
-    return FunctionApp("ingest", FUNCTION_ROUTERS["ingest"]())
-
-
-@cache
-def recall_app() -> FunctionApp:
-    return FunctionApp("recall", FUNCTION_ROUTERS["recall"]())
-
-
-@cache
-def snapshot_app() -> FunctionApp:
-    return FunctionApp("snapshot", FUNCTION_ROUTERS["snapshot"]())
-
-
-APPS = {"search": search_app, "ingest": ingest_app, "recall": recall_app, "snapshot": snapshot_app}
+APPS: dict[str, Callable[[], FunctionApp]] = {name: partial(function_app, name) for name in FUNCTION_ROUTES}
+search_app, ingest_app, recall_app, snapshot_app = APPS["search"], APPS["ingest"], APPS["recall"], APPS["snapshot"]

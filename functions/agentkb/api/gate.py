@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from agentkb.api.routes_table import RouteSpec
+from agentkb.api.route import RouteSpec
 from agentkb.composition import Ports
 from agentkb.errors import BadRequest, DomainError, PayloadTooLarge, RateLimited, UnsupportedMediaType
 from agentkb.models.digits import ascii_int

@@ -1,4 +1,5 @@
-"""Which routers each function serves, and the OpenAPI document of them all (`GET /openapi.json`).
+"""Which routes each function serves (the one place a route's owning function is named), and the OpenAPI
+document of them all (`GET /openapi.json`).
 
 The document is assembled on resolvers of its own, over copies of the routers: serving it never builds the
 function apps (so it needs no re-entrant lock), and each function imports only its own route modules.
@@ -12,51 +13,52 @@ from functools import lru_cache
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
-from aws_lambda_powertools.event_handler.api_gateway import Router
 
-from agentkb.api.app import build_resolver
 from agentkb.api.openapi_params import document_query_parameters
+from agentkb.api.route import Routes, build_resolver
 
-router = Router()  # the OpenAPI document's own route, served by the search function
+routes = Routes()  # the OpenAPI document's own route, served by the search function
 
 
-def _search() -> list[Router]:
+def _search() -> list[Routes]:
     from agentkb.api.routes import graph as graph_routes
     from agentkb.api.routes import search as search_routes
 
-    return [search_routes.router, graph_routes.search_router, router]
+    return [search_routes.routes, graph_routes.search_routes, routes]
 
 
-def _ingest() -> list[Router]:
+def _ingest() -> list[Routes]:
+    # The OB1 routes too: every one may write (a recall writes its trace), so the write-path function serves them
+    # with the grants it has (memory, graph, memory index, Bedrock): no new role.
     from agentkb.api.routes import graph as graph_routes
     from agentkb.api.routes import ingest as ingest_routes
     from agentkb.api.routes import knowledge as knowledge_routes
     from agentkb.api.routes import memory as memory_routes
     from agentkb.api.routes import ob1 as ob1_routes
 
-    return [ingest_routes.router, knowledge_routes.router, memory_routes.router, graph_routes.ingest_router,
-            ob1_routes.router]
+    return [ingest_routes.routes, knowledge_routes.routes, memory_routes.routes, graph_routes.ingest_routes,
+            ob1_routes.routes]
 
 
-def _recall() -> list[Router]:
+def _recall() -> list[Routes]:
     from agentkb.api.routes import recall as recall_routes
 
-    return [recall_routes.router]
+    return [recall_routes.routes]
 
 
-def _snapshot() -> list[Router]:
+def _snapshot() -> list[Routes]:
     from agentkb.api.routes import snapshot as snapshot_routes
 
-    return [snapshot_routes.router]
+    return [snapshot_routes.routes]
 
 
-FUNCTION_ROUTERS: dict[str, Callable[[], list[Router]]] = {
+FUNCTION_ROUTES: dict[str, Callable[[], list[Routes]]] = {
     "search": _search, "ingest": _ingest, "recall": _recall, "snapshot": _snapshot}
 
 
 def function_openapi(function: str) -> dict[str, Any]:
     """The OpenAPI document of one function's routes."""
-    resolver = build_resolver(APIGatewayRestResolver, FUNCTION_ROUTERS[function]())
+    resolver = build_resolver(APIGatewayRestResolver, FUNCTION_ROUTES[function]())
     document: dict[str, Any] = json.loads(resolver.get_openapi_json_schema(title="agentkb", version="1.0.0"))
     return document
 
@@ -65,7 +67,7 @@ def function_openapi(function: str) -> dict[str, Any]:
 def openapi_document() -> dict[str, Any]:
     """Every function's routes in one OpenAPI 3 document, with the API-key security scheme."""
     merged: dict[str, Any] = {}
-    for function in FUNCTION_ROUTERS:
+    for function in FUNCTION_ROUTES:
         doc = function_openapi(function)
         if not merged:
             merged = {**doc, "paths": {}, "components": {"schemas": {}}}
@@ -90,6 +92,6 @@ def _no_content_on_204(document: dict[str, Any]) -> None:
                 (operation.get("responses") or {}).get("204", {}).pop("content", None)
 
 
-@router.get("/openapi.json", operation_id="openapi", summary="The OpenAPI 3 document of every route")
+@routes.public("GET", "/openapi.json", "openapi", summary="The OpenAPI 3 document of every route")
 def openapi() -> dict[str, Any]:
     return openapi_document()

@@ -42,7 +42,7 @@ def _listing(api: Api, workspace: str, key: str | None) -> list[tuple[str, str]]
     cursor: str | None = None
     for _ in range(MAX_PAGES):
         query = {"workspaceId": workspace, "limit": str(PAGE_SIZE), **({"cursor": cursor} if cursor else {})}
-        response = api.call(ApiRequest("GET", LIST_KNOWLEDGE_BASES.path, query, None), key)
+        response = api.call(ApiRequest("GET", LIST_KNOWLEDGE_BASES.route.path, query, None), key)
         if response.status >= 400:
             return response
         if not isinstance(response.body, dict):

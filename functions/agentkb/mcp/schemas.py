@@ -3,16 +3,17 @@
 The schema an agent sees is the request model's own JSON Schema (types, enums, limits), with `$ref`s inlined
 (some clients do not follow them), pydantic's union-level `ge`/`le` turned into JSON Schema keywords, optional
 fields without their `null` branch (omitting one is how a client leaves it out; clients such as the MCP
-inspector convert an argument by its property's `type`, which an `anyOf` with null hides), the fields the tool
-fills in itself (defaults, the implied workspace, generated ids) made optional, and a description on every
-top-level property. It documents; it does not gate: the API validates every call.
+inspector convert an argument by its property's `type`, which an `anyOf` with null hides), and the fields the tool
+fills in itself (defaults, the implied workspace, generated ids) made optional. The descriptions are the models'
+own (`Field(description=...)`), with a note where the tool does more. It documents; it does not gate: the API
+validates every call.
 """
 
 from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -33,21 +34,27 @@ def _inline(node: Any, defs: Mapping[str, Any]) -> Any:
     return {k: _inline(v, defs) for k, v in node.items() if k != "$defs"}
 
 
-def _tidy(node: Any, parent_key: str = "") -> None:
-    """Standard keywords for pydantic's union-level bounds; no auto-generated per-field titles."""
+def _objects(node: Any, parent_key: str = "") -> Iterator[tuple[dict[str, Any], str]]:
+    """Every JSON object in `node` with the key it is the value of, each before its children (which are read
+    after the caller has changed it)."""
     if isinstance(node, list):
         for item in node:
-            _tidy(item)
-        return
-    if not isinstance(node, dict):
-        return
-    for old, new in _KEYWORD_FIXES.items():
-        if old in node and new not in node and parent_key != "properties":
-            node[new] = node.pop(old)
-    if parent_key != "properties":
+            yield from _objects(item)
+    elif isinstance(node, dict):
+        yield node, parent_key
+        for key, value in node.items():
+            yield from _objects(value, key)
+
+
+def _tidy(schema: Any) -> None:
+    """Standard keywords for pydantic's union-level bounds; no auto-generated per-field titles."""
+    for node, parent_key in _objects(schema):
+        if parent_key == "properties":  # its keys are field names, not keywords
+            continue
+        for old, new in _KEYWORD_FIXES.items():
+            if old in node and new not in node:
+                node[new] = node.pop(old)
         node.pop("title", None)
-    for key, value in node.items():
-        _tidy(value, key)
 
 
 _NULL = {"type": "null"}
@@ -71,19 +78,12 @@ def _without_null(prop: dict[str, Any]) -> None:
         prop["anyOf"] = others
 
 
-def _drop_nulls(node: Any) -> None:
-    if isinstance(node, list):
-        for item in node:
-            _drop_nulls(item)
-        return
-    if not isinstance(node, dict):
-        return
-    required = set(node.get("required", []))
-    for name, prop in (node.get("properties") or {}).items():
-        if name not in required and isinstance(prop, dict):
-            _without_null(prop)
-    for value in node.values():
-        _drop_nulls(value)
+def _drop_nulls(schema: Any) -> None:
+    for node, _ in _objects(schema):
+        required = set(node.get("required", []))
+        for name, prop in (node.get("properties") or {}).items():
+            if name not in required and isinstance(prop, dict):
+                _without_null(prop)
 
 
 def _optional(schema: dict[str, Any], field: str) -> None:
@@ -115,33 +115,28 @@ def _at(schema: dict[str, Any], path: tuple[str, ...]) -> tuple[dict[str, Any], 
     return (node, path[-1]) if path[-1] in node.get("properties", {}) else None
 
 
+def add_note(schema: dict[str, Any], path: tuple[str, ...], note: str) -> None:
+    """`note` appended to the description of the field at `path` (what the tool does beyond the API)."""
+    found = _at(schema, path)
+    if found is not None:
+        prop = found[0]["properties"][found[1]]
+        prop["description"] = f"{prop.get('description', '').rstrip('.')}. {note}".lstrip(". ")
+
+
 def make_optional(schema: dict[str, Any], path: tuple[str, ...], note: str) -> None:
     """A field the tool fills in when it is omitted: optional, its description says how it is filled."""
     found = _at(schema, path)
-    if found is None:
-        return
-    parent, field = found
-    _optional(parent, field)
-    prop = parent["properties"][field]
-    prop["description"] = f"{prop.get('description', '').rstrip('.')}. {note}".lstrip(". ")
+    if found is not None:
+        _optional(*found)
+        add_note(schema, path, note)
 
 
-def describe(schema: dict[str, Any], descriptions: Mapping[str, str]) -> None:
-    """Descriptions by dotted path (`scope.workspaceId`) for fields whose model has none."""
-    for dotted, text in descriptions.items():
-        found = _at(schema, tuple(dotted.split(".")))
-        if found is not None:
-            found[0]["properties"][found[1]].setdefault("description", text)
-
-
-def model_input_schema(model: type[BaseModel], *, descriptions: Mapping[str, str],
-                       defaults: Mapping[str, Any]) -> dict[str, Any]:
+def model_input_schema(model: type[BaseModel], *, defaults: Mapping[str, Any]) -> dict[str, Any]:
     """The MCP input schema of a request model (a fresh dict each call)."""
     raw = model.model_json_schema(by_alias=True)
     schema: dict[str, Any] = _inline(copy.deepcopy(raw), raw.get("$defs", {}))
     _tidy(schema)
     _drop_nulls(schema)
-    describe(schema, descriptions)
     apply_defaults(schema, defaults)
     schema["type"] = "object"
     return schema

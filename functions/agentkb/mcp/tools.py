@@ -1,4 +1,5 @@
-"""The MCP tools: each one is an agentkb route, its request model, and the fields the tool fills in for an agent."""
+"""The MCP tools: each one is an agentkb route (by operationId: its method, path and scope are the route's
+declaration), its request model (whose fields describe themselves), and the fields the tool fills in for an agent."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agentkb.api.route import READ, RouteSpec
 from agentkb.mcp.calls import ApiRequest
-from agentkb.mcp.schemas import coerce_integers, fill_defaults, make_optional, model_input_schema
+from agentkb.mcp.schemas import add_note, coerce_integers, fill_defaults, make_optional, model_input_schema
 from agentkb.models.graph.api import GraphSearchRequest
 from agentkb.models.memory.api import MemoryWriteRequest
 from agentkb.models.recall.api import RecallRequest
@@ -19,6 +21,7 @@ from agentkb.models.search import KnowledgeSearchRequest
 from agentkb.models.snapshot import CreateSnapshotRequest
 
 WORKSPACE_NOTE = "Optional when the API key reaches exactly one workspace (that one is used)."
+KB_NAME_NOTE = "Knowledge base names work too."
 
 
 @dataclass(frozen=True)
@@ -26,26 +29,35 @@ class ToolSpec:
     name: str
     title: str
     description: str
-    method: str
-    path: str
-    read_only: bool
+    operation: str  # the route's operationId
     workspace_path: tuple[str, ...]
     model: type[BaseModel] | None = None
-    descriptions: Mapping[str, str] = field(default_factory=dict)
     defaults: Mapping[str, Any] = field(default_factory=dict)
     # Fields filled with a fresh value when omitted (ids of a new run), with the note shown in the schema.
     generated: Mapping[str, tuple[Callable[[], Any], str]] = field(default_factory=dict)
     query_schema: Mapping[str, Any] | None = None  # GET tools: the query parameters' schema
     kb_paths: tuple[tuple[str, ...], ...] = ()  # knowledge base references, by id or name (see kb_names)
 
+    @cached_property
+    def route(self) -> RouteSpec:
+        from agentkb.api.routes_table import BY_OPERATION  # every route module: loaded when a tool is first used
+
+        return BY_OPERATION[self.operation]
+
+    @property
+    def read_only(self) -> bool:
+        return self.route.scope == READ
+
     def input_schema(self) -> dict[str, Any]:
         if self.model is not None:
-            schema = model_input_schema(self.model, descriptions=self.descriptions, defaults=self.defaults)
+            schema = model_input_schema(self.model, defaults=self.defaults)
         else:
             schema = {"type": "object", "properties": dict(self.query_schema or {}), "additionalProperties": False}
         make_optional(schema, self.workspace_path, WORKSPACE_NOTE)
         for name, (_, note) in self.generated.items():
             make_optional(schema, (name,), note)
+        for path in self.kb_paths:
+            add_note(schema, path, KB_NAME_NOTE)
         return schema
 
     @cached_property
@@ -61,9 +73,10 @@ class ToolSpec:
             args.setdefault(name, make())
         if workspace is not None:
             _set_default(args, self.workspace_path, workspace)
-        if self.method == "GET":
-            return ApiRequest(self.method, self.path, {k: _query_value(v) for k, v in args.items()} or None, None)
-        return ApiRequest(self.method, self.path, None, args)
+        method, path = self.route.method, self.route.path
+        if method == "GET":
+            return ApiRequest(method, path, {k: _query_value(v) for k, v in args.items()} or None, None)
+        return ApiRequest(method, path, None, args)
 
 
 def _set_default(args: dict[str, Any], path: tuple[str, ...], value: str) -> None:
@@ -89,17 +102,8 @@ SEARCH_KNOWLEDGE = ToolSpec(
     description="Hybrid (BM25 + vector, fused by RRF) or vector search over up to 20 knowledge bases (by name or "
                 "id), with typed tag filters. Returns ranked document chunks with document name, source and "
                 "scores. list_knowledge_bases shows the knowledge bases.",
-    method="POST", path="/api/v2/knowledge/search", read_only=True, workspace_path=("workspaceId",),
-    model=KnowledgeSearchRequest, kb_paths=(("knowledgeBaseIds",),),
-    descriptions={"workspaceId": "Workspace that owns the knowledge bases.",
-                  "knowledgeBaseIds": "One knowledge base name or id, or a list of 1..20 names or ids.",
-                  "query": "What to search for. Omit for a tag-filter-only search.",
-                  "topK": "How many chunks to return (1..100, default 10).",
-                  "tagFilters": "Up to 10 tag filters, AND-ed; operators must fit the tag's field type.",
-                  "searchMode": "vector or hybrid; omitted = the workspace policy (hybrid).",
-                  "rerankerEnabled": "Ask for reranking (reported honestly in rerankerStatus).",
-                  "rerankerModel": "Reranker model, when reranking is available.",
-                  "rerankerInputCount": "Candidate pool for the reranker (1..100)."},
+    operation="searchKnowledge", workspace_path=("workspaceId",), model=KnowledgeSearchRequest,
+    kb_paths=(("knowledgeBaseIds",),),
 )
 
 SEARCH_GRAPH = ToolSpec(
@@ -107,13 +111,7 @@ SEARCH_GRAPH = ToolSpec(
     description="Bounded, deterministic search of the workspace knowledge graph (services, APIs, repos, owners, "
                 "decisions...). Returns matching entities with their relations and proofs; projection 'agent' "
                 "gives a compact, token-budgeted view.",
-    method="POST", path="/v1/graph/search", read_only=True, workspace_path=("workspaceId",),
-    model=GraphSearchRequest,
-    descriptions={"workspaceId": "Workspace whose graph is searched.",
-                  "query": "Entity name or words to match (1..512 characters).",
-                  "kind": "Only entities of this kind.", "projectId": "Only this project's entities.",
-                  "limit": "Maximum entities (1..100, default 12).",
-                  "projection": "full (every field) or agent (compact, budgeted)."},
+    operation="searchGraph", workspace_path=("workspaceId",), model=GraphSearchRequest,
 )
 
 RECALL_DEFAULTS: dict[str, Any] = {
@@ -129,18 +127,7 @@ RECALL = ToolSpec(
     description="Recall what agents learned before: exact vector matches over eligible memories plus 2-hop graph "
                 "matches, under a hard token budget. Only query is needed; scope, limits and sensitivity have "
                 "safe defaults (workspace visibility, confirmed and fresh memories only, 10 items, 2000 tokens).",
-    method="POST", path="/v1/recall", read_only=True, workspace_path=("workspace_id",), model=RecallRequest,
-    defaults=RECALL_DEFAULTS,
-    descriptions={"workspace_id": "Workspace whose memories are recalled.", "query": "What to recall.",
-                  "project_id": "Project context (project memories need it).",
-                  "task_type": "The kind of task the memories are for.",
-                  "entities": "Named people, orgs, repos, files, customers, topics: seeds of the graph leg.",
-                  "scope": "Audience and eligibility: visibility, project_only, include_unconfirmed, include_stale.",
-                  "limits": "max_items (1..50), max_tokens (100..20000), recency_days.",
-                  "sensitivity": "What the answer may contain (code, customer data, private meeting data).",
-                  "schema_version": "The recall request version (filled in).", "channel": "Channel context.",
-                  "task_id": "Caller's task id.", "flow_id": "Caller's flow id.", "runtime": "Calling runtime.",
-                  "model_intent": "Model the recall is for."},
+    operation="recall", workspace_path=("workspace_id",), model=RecallRequest, defaults=RECALL_DEFAULTS,
 )
 
 CREATE_SNAPSHOT = ToolSpec(
@@ -148,20 +135,10 @@ CREATE_SNAPSHOT = ToolSpec(
     description="Assemble the governed, token-budgeted bundle of context for one agent attempt: the task, inline "
                 "items, then knowledge, memory and graph candidates by fused rank, with exclusions and reasons "
                 "and a verifiable hash. The same runId + attemptId returns the stored snapshot.",
-    method="POST", path="/v1/snapshots", read_only=False, workspace_path=("scope", "workspaceId"),
-    model=CreateSnapshotRequest, kb_paths=(("scope", "knowledgeBaseIds"), ("sources", "knowledge", "knowledgeBaseIds")),
+    operation="createSnapshot", workspace_path=("scope", "workspaceId"), model=CreateSnapshotRequest,
+    kb_paths=(("scope", "knowledgeBaseIds"), ("sources", "knowledge", "knowledgeBaseIds")),
     generated={"runId": (_new_uuid, "A new UUID when omitted."),
                "attemptId": (_new_uuid, "A new UUID when omitted.")},
-    descriptions={"runId": "UUID of the agent run.", "attemptId": "UUID of this attempt of the run.",
-                  "stepId": "UUID of the step, if any.", "strategy": "Free-form strategy label.",
-                  "scope": "Workspace, knowledge bases and the highest classification the attempt may see.",
-                  "scope.workspaceId": "Workspace the snapshot is built in.",
-                  "scope.knowledgeBaseIds": "Knowledge bases (names or ids) the attempt may see.",
-                  "sources.knowledge.knowledgeBaseIds": "Knowledge bases (names or ids) to retrieve from.",
-                  "budget": "maxTokens for the whole bundle, reservedForOutput kept free.",
-                  "task": "The task the attempt works on (always first in the bundle).",
-                  "items": "Inline items handed over verbatim, each with class, trust tier and classification.",
-                  "sources": "Where to retrieve candidates from: knowledge, memory, graph."},
 )
 
 WRITE_MEMORY = ToolSpec(
@@ -169,25 +146,15 @@ WRITE_MEMORY = ToolSpec(
     description="Store what an agent learned (decision, incident, note...) so a later recall finds it; entities "
                 "and relations join the shared knowledge graph. A name that exists gets a new revision; "
                 "idempotency_key makes retries safe. Secrets (keys, tokens) are refused.",
-    method="POST", path="/v1/memories", read_only=False, workspace_path=("workspace_id",),
-    model=MemoryWriteRequest, defaults={"visibility": "workspace"},
-    descriptions={"workspace_id": "Workspace the memory belongs to.", "name": "Stable name of the memory.",
-                  "body": "The memory itself (up to 64 KiB).", "type": "What kind of memory it is.",
-                  "visibility": "Who may recall it (default workspace).", "project_id": "Project it belongs to.",
-                  "owner_id": "Leave out: a personal memory is the caller's (another principal's id is refused).",
-                  "channel_id": "Channel of a channel memory.",
-                  "description": "One-line summary.", "entities": "Named entities it is about.",
-                  "relations": "Weighted relations between entities.", "confirmed": "Confirmed by a person.",
-                  "stale": "Known to be out of date.", "valid_until": "ISO 8601 date after which it expires.",
-                  "sensitivity": "What it contains (code, customer data, private meeting data).",
-                  "source": "Where it came from.", "idempotency_key": "Same key + same body = stored once."},
+    operation="writeMemory", workspace_path=("workspace_id",), model=MemoryWriteRequest,
+    defaults={"visibility": "workspace"},
 )
 
 LIST_KNOWLEDGE_BASES = ToolSpec(
     name="list_knowledge_bases", title="List knowledge bases",
     description="The knowledge bases of a workspace, with their names and ids (search_knowledge and "
                 "create_snapshot take either), embedding model and tag definitions.",
-    method="GET", path="/api/v2/knowledge/bases", read_only=True, workspace_path=("workspaceId",),
+    operation="listKnowledgeBases", workspace_path=("workspaceId",),
     query_schema={
         "workspaceId": {"type": "string", "minLength": 1, "maxLength": 128, "description": "Workspace to list."},
         "limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50, "description": "Page size."},

@@ -49,16 +49,23 @@ class KnowledgeSearchRequest(Strict):
 
     model_config = ConfigDict(title="Search knowledge request", extra="forbid", strict=True)
 
-    workspaceId: WorkspaceId
+    workspaceId: WorkspaceId = Field(description="Workspace that owns the knowledge bases.")
     knowledgeBaseIds: KnowledgeBaseId | Annotated[
-        list[KnowledgeBaseId], Field(min_length=1, max_length=MAX_KNOWLEDGE_BASES)]
-    query: Annotated[StrictStr, Field(max_length=MAX_QUERY_CHARS)] | None = None
-    topK: Annotated[JsonInt, Field(ge=1, le=100)] = 10
-    tagFilters: Annotated[list[KnowledgeSearchTagFilter], Field(max_length=MAX_TAG_FILTERS)] | None = None
-    searchMode: Literal["vector", "hybrid"] | None = None
-    rerankerEnabled: StrictBool | None = None
-    rerankerModel: RerankerModel = "rerank-v4.0-fast"
-    rerankerInputCount: Annotated[StrictInt, Field(ge=1, le=100)] | None = None
+        list[KnowledgeBaseId], Field(min_length=1, max_length=MAX_KNOWLEDGE_BASES)] = Field(
+            description="One knowledge base id, or a list of 1..20 ids.")
+    query: Annotated[StrictStr, Field(max_length=MAX_QUERY_CHARS)] | None = Field(
+        None, description="What to search for. Omit for a tag-filter-only search.")
+    topK: Annotated[JsonInt, Field(ge=1, le=100)] = Field(
+        10, description="How many chunks to return (1..100, default 10).")
+    tagFilters: Annotated[list[KnowledgeSearchTagFilter], Field(max_length=MAX_TAG_FILTERS)] | None = Field(
+        None, description="Up to 10 tag filters, AND-ed; operators must fit the tag's field type.")
+    searchMode: Literal["vector", "hybrid"] | None = Field(
+        None, description="vector or hybrid; omitted = the workspace policy (hybrid).")
+    rerankerEnabled: StrictBool | None = Field(
+        None, description="Ask for reranking (reported honestly in rerankerStatus).")
+    rerankerModel: RerankerModel = Field("rerank-v4.0-fast", description="Reranker model, when reranking is available.")
+    rerankerInputCount: Annotated[StrictInt, Field(ge=1, le=100)] | None = Field(
+        None, description="Candidate pool for the reranker (1..100).")
 
     @field_validator("topK")
     @classmethod

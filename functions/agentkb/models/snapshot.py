@@ -39,9 +39,10 @@ class _Strict(Model):
 class ScopeIn(_Strict):
     """The execution scope the snapshot is built under (the principal comes from the caller's key)."""
 
-    workspaceId: Id
+    workspaceId: Id = Field(description="Workspace the snapshot is built in.")
     projectId: Id | None = None
-    knowledgeBaseIds: Annotated[list[Id], Field(min_length=1, max_length=MAX_KNOWLEDGE_BASES)] | None = None
+    knowledgeBaseIds: Annotated[list[Id], Field(min_length=1, max_length=MAX_KNOWLEDGE_BASES)] | None = Field(
+        None, description="Knowledge bases the attempt may see.")
     maxClassification: Classification
     allowedTrustTiers: Annotated[list[TrustTier], Field(min_length=1, max_length=7)] | None = None
 
@@ -74,7 +75,8 @@ class InlineItem(_Strict):
 
 
 class KnowledgeSource(_Strict):
-    knowledgeBaseIds: Annotated[list[Id], Field(min_length=1, max_length=MAX_KNOWLEDGE_BASES)]
+    knowledgeBaseIds: Annotated[list[Id], Field(min_length=1, max_length=MAX_KNOWLEDGE_BASES)] = Field(
+        description="Knowledge bases to retrieve from.")
     query: Annotated[StrictStr, Field(min_length=1, max_length=MAX_QUERY_CHARS)] | None = None
     tagFilters: Annotated[list[KnowledgeSearchTagFilter], Field(max_length=MAX_TAG_FILTERS)] | None = None
     topK: Annotated[StrictInt, Field(ge=1, le=100)] = 20
@@ -106,15 +108,17 @@ class CreateSnapshotRequest(_Strict):
 
     model_config = ConfigDict(extra="forbid", strict=True, title="Create snapshot request")
 
-    runId: Uuid
-    attemptId: Uuid
-    stepId: Uuid | None = None
-    strategy: Annotated[StrictStr, Field(min_length=1, max_length=128)] | None = None
+    runId: Uuid = Field(description="UUID of the agent run.")
+    attemptId: Uuid = Field(description="UUID of this attempt of the run.")
+    stepId: Uuid | None = Field(None, description="UUID of the step, if any.")
+    strategy: Annotated[StrictStr, Field(min_length=1, max_length=128)] | None = Field(
+        None, description="Free-form strategy label.")
     scope: ScopeIn
-    budget: BudgetIn
-    task: Text | None = None
-    items: Annotated[list[InlineItem], Field(max_length=MAX_INLINE_ITEMS)] | None = None
-    sources: Sources | None = None
+    budget: BudgetIn = Field(description="maxTokens for the whole bundle, reservedForOutput kept free.")
+    task: Text | None = Field(None, description="The task the attempt works on (always first in the bundle).")
+    items: Annotated[list[InlineItem], Field(max_length=MAX_INLINE_ITEMS)] | None = Field(
+        None, description="Inline items handed over verbatim, each with class, trust tier and classification.")
+    sources: Sources | None = Field(None, description="Where to retrieve candidates from: knowledge, memory, graph.")
 
 
 # ---- response (OpenAPI documentation; the JSON Schema in schemas/ is the contract) ----

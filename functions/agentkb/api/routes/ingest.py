@@ -1,17 +1,15 @@
 """Routes of the ingest function for knowledge: knowledge bases, tags, documents."""
 
-
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Depends, Response
-from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Body, Query
+from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from agentkb.api.context import current_principal
 from agentkb.api.responses import ERRORS, json_model_response, ok
+from agentkb.api.route import Routes
+from agentkb.api.routes.knowledge import WorkspaceQuery, kb_out, tags_out
 from agentkb.composition import Ports, get_ports
-from agentkb.models.bounds import MAX_WORKSPACE_ID
-from agentkb.models.domain import KnowledgeBase
 from agentkb.models.ingest import (
     AddDocumentRequest,
     CreateKnowledgeBaseRequest,
@@ -19,17 +17,14 @@ from agentkb.models.ingest import (
     DocumentAcceptedResponse,
     DocumentOut,
     DocumentResponse,
-    KnowledgeBaseOut,
     KnowledgeBaseResponse,
-    TagDefinitionOut,
     TagListResponse,
 )
 from agentkb.services.ingest import service as ingest
 from agentkb.services.ingest.background import submit_document
 from agentkb.services.ingest.service import IngestDeps
 
-router = Router()
-WorkspaceQuery = Annotated[str, Query(alias="workspaceId", min_length=1, max_length=MAX_WORKSPACE_ID)]
+routes = Routes()
 
 
 def ingest_deps(ports: Annotated[Ports, Depends(get_ports)]) -> IngestDeps:
@@ -45,38 +40,31 @@ def _listed(chunks: tuple[int, ...] | None) -> list[int] | None:
     return list(chunks) if chunks is not None else None
 
 
-def _tags(kb: KnowledgeBase) -> list[TagDefinitionOut]:
-    return [TagDefinitionOut(tagName=t.tag_name, fieldType=t.field_type, slot=t.slot) for t in kb.tag_definitions]
-
-
-@router.post("/api/v2/knowledge/bases", operation_id="createKnowledgeBase", summary="Create a knowledge base",
-             responses={201: ok(KnowledgeBaseResponse, "Created"),
-                        409: ERRORS[400] | {"description": "A knowledge base with this name already exists"},
-                        **ERRORS})
+@routes.write("POST", "/api/v2/knowledge/bases", "createKnowledgeBase", summary="Create a knowledge base",
+              responses={201: ok(KnowledgeBaseResponse, "Created"),
+                         409: ERRORS[400] | {"description": "A knowledge base with this name already exists"},
+                         **ERRORS})
 def create_knowledge_base(request: Annotated[CreateKnowledgeBaseRequest, Body()], deps: Deps) -> Response[Any]:
     kb = ingest.create_knowledge_base(request, current_principal(), deps)
-    out = KnowledgeBaseOut(id=kb.id, workspaceId=kb.workspace_id, name=kb.name, description=kb.description,
-                           embeddingModel=kb.profile.model, embeddingDimension=kb.profile.dimension,
-                           tagDefinitions=_tags(kb), createdAt=kb.created_at, secretPolicy=kb.secret_policy)
-    return json_model_response(201, KnowledgeBaseResponse(data=out))
+    return json_model_response(201, KnowledgeBaseResponse(data=kb_out(kb)))
 
 
-@router.get("/api/v2/knowledge/bases/<knowledgeBaseId>/tags", operation_id="listTags",
-            summary="List a knowledge base's tag definitions", responses={200: ok(TagListResponse, "Tags"), **ERRORS})
+@routes.read("GET", "/api/v2/knowledge/bases/{knowledgeBaseId}/tags", "listTags",
+             summary="List a knowledge base's tag definitions", responses={200: ok(TagListResponse, "Tags"), **ERRORS})
 def list_tags(knowledgeBaseId: str, workspace_id: WorkspaceQuery, deps: Deps) -> Response[Any]:
     kb = ingest.get_knowledge_base(deps.catalog, current_principal(), workspace_id, knowledgeBaseId)
-    return json_model_response(200, TagListResponse(data=_tags(kb)))
+    return json_model_response(200, TagListResponse(data=tags_out(kb)))
 
 
-@router.post("/api/v2/knowledge/bases/<knowledgeBaseId>/documents", operation_id="addDocument",
-             summary="Add a document (201: searchable now; 202: big, indexed in the background - GET shows status)",
-             responses={201: ok(DocumentResponse, "Indexed"),
-                        202: ok(DocumentAcceptedResponse, "Accepted; indexing in the background"),
-                        409: ERRORS[400] | {"description": "The document is not at expectedRevision (details."
-                                                           "currentRevision), or this deployment cannot embed for the "
-                                                           "KB's profile"},
-                        422: ERRORS[400] | {"description": "A secret was detected and the KB refuses such documents"},
-                        **ERRORS})
+@routes.write("POST", "/api/v2/knowledge/bases/{knowledgeBaseId}/documents", "addDocument",
+              summary="Add a document (201: searchable now; 202: big, indexed in the background - GET shows status)",
+              responses={201: ok(DocumentResponse, "Indexed"),
+                         202: ok(DocumentAcceptedResponse, "Accepted; indexing in the background"),
+                         409: ERRORS[400] | {"description": "The document is not at expectedRevision (details."
+                                                            "currentRevision), or this deployment cannot embed for the "
+                                                            "KB's profile"},
+                         422: ERRORS[400] | {"description": "A secret was detected and the KB refuses such documents"},
+                         **ERRORS})
 def add_document(knowledgeBaseId: str, request: Annotated[AddDocumentRequest, Body()], deps: Deps) -> Response[Any]:
     doc, accepted = submit_document(knowledgeBaseId, request, current_principal(), deps)
     if accepted:
@@ -89,8 +77,8 @@ def add_document(knowledgeBaseId: str, request: Annotated[AddDocumentRequest, Bo
     return json_model_response(201, DocumentResponse(data=out))
 
 
-@router.delete("/api/v2/knowledge/bases/<knowledgeBaseId>/documents/<documentId>", operation_id="deleteDocument",
-               summary="Delete a document", responses={204: {"description": "Deleted"}, **ERRORS})
+@routes.write("DELETE", "/api/v2/knowledge/bases/{knowledgeBaseId}/documents/{documentId}", "deleteDocument",
+              summary="Delete a document", responses={204: {"description": "Deleted"}, **ERRORS})
 def delete_document(knowledgeBaseId: str, documentId: str, workspace_id: WorkspaceQuery, deps: Deps) -> Response[Any]:
     ingest.delete_document(knowledgeBaseId, documentId, workspace_id, current_principal(), deps)
     return Response(status_code=204, body="")

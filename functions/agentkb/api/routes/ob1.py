@@ -7,11 +7,11 @@ A client configured with the endpoint `<base>/ob1` works unchanged: the key may 
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Depends, Response
-from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from agentkb.api.context import add_response_header, current_principal
 from agentkb.api.responses import ERRORS, NOT_OWNER, json_response, ok
+from agentkb.api.route import Routes
 from agentkb.composition import Ports, get_ports
 from agentkb.models.bounds import MAX_WORKSPACE_ID
 from agentkb.models.ob1.api import (
@@ -36,7 +36,7 @@ from agentkb.services.ob1.recall import Ob1RecallDeps, ob1_recall
 from agentkb.services.ob1.review import ReviewDeps, get_trace, list_ob1, reachable, report_usage, review
 from agentkb.services.ob1.writeback import writeback
 
-router = Router()
+routes = Routes()
 SERVICE, VERSION = "agentkb-agent-memory", "0.1.0"  # the OB1 interface version this surface implements
 UNSAFE = {422: {"description": "Unsafe write-back blocked: `error` is that string, `unsafe` lists every reason"}}
 
@@ -66,13 +66,13 @@ Filter = Annotated[str | None, Query(max_length=512, description="An empty value
 Limit = Annotated[int, Query(description="Clamped to 1..200, as on OB1's server")]
 
 
-@router.get("/ob1/health", operation_id="ob1Health", summary="OB1: verify the endpoint and key",
-            responses={200: ok(Ob1Health, "Reachable, and the key works"), **ERRORS})
+@routes.read("GET", "/ob1/health", "ob1Health", summary="OB1: verify the endpoint and key",
+             responses={200: ok(Ob1Health, "Reachable, and the key works"), **ERRORS})
 def health_route() -> Response[Any]:
     return json_response(200, {"ok": True, "service": SERVICE, "version": VERSION})
 
 
-@router.post("/ob1/recall", operation_id="ob1Recall", summary="OB1: scoped memories for a task, with use policy",
+@routes.read("POST", "/ob1/recall", "ob1Recall", summary="OB1: scoped memories for a task, with use policy",
              responses={200: ok(Ob1RecallResponse, "Eligible memories, best first; traced"), **ERRORS})
 def recall_route(request: Annotated[Ob1RecallRequest, Body()],
                  deps: Annotated[Ob1RecallDeps, Depends(recall_deps)]) -> Response[Any]:
@@ -82,24 +82,24 @@ def recall_route(request: Annotated[Ob1RecallRequest, Body()],
     return json_response(200, outcome.response)
 
 
-@router.post("/ob1/writeback", operation_id="ob1Writeback", summary="OB1: store compact memory after a task",
-             responses={200: ok(Ob1WritebackResponse, "Stored, or the first answer of the key"), **UNSAFE,
-                        **ERRORS})
+@routes.write("POST", "/ob1/writeback", "ob1Writeback", summary="OB1: store compact memory after a task",
+              responses={200: ok(Ob1WritebackResponse, "Stored, or the first answer of the key"), **UNSAFE,
+                         **ERRORS})
 def writeback_route(request: Annotated[Ob1WritebackRequest, Body()],
                     deps: Annotated[MemoryDeps, Depends(writeback_deps)]) -> Response[Any]:
     return json_response(200, writeback(request, current_principal(), deps))
 
 
-@router.post("/ob1/recall/<request_id>/usage", operation_id="ob1ReportUsage",
-             summary="OB1: report which recalled memories were used or ignored",
-             responses={200: ok(Ob1UsageAnswer, "Recorded in the trace"), **ERRORS})
+@routes.write("POST", "/ob1/recall/{request_id}/usage", "ob1ReportUsage",
+              summary="OB1: report which recalled memories were used or ignored",
+              responses={200: ok(Ob1UsageAnswer, "Recorded in the trace"), **ERRORS})
 def usage_route(request_id: Annotated[str, Path()], report: Annotated[Ob1UsageReport, Body()],
                 deps: ReviewDep) -> Response[Any]:
     return json_response(200, report_usage(request_id, report, current_principal(), deps))
 
 
-@router.get("/ob1/memories", operation_id="ob1ListMemories", summary="OB1: list memories by workspace and filters",
-            responses={200: ok(Ob1MemoryList, "Newest first"), **ERRORS})
+@routes.read("GET", "/ob1/memories", "ob1ListMemories", summary="OB1: list memories by workspace and filters",
+             responses={200: ok(Ob1MemoryList, "Newest first"), **ERRORS})
 def list_route(ports: PortsDep, workspace_id: RequiredWorkspace, project_id: Filter = None,
                review_status: Filter = None, lifecycle_status: Filter = None, runtime_name: Filter = None,
                memory_type: Filter = None, task_id_prefix: Filter = None, limit: Limit = 50) -> Response[Any]:
@@ -109,38 +109,39 @@ def list_route(ports: PortsDep, workspace_id: RequiredWorkspace, project_id: Fil
     return json_response(200, list_ob1(filters, current_principal(), ports.memories))
 
 
-@router.post("/ob1/memories/list", operation_id="ob1ListMemoriesByBody",
+@routes.read("POST", "/ob1/memories/list", "ob1ListMemoriesByBody",
              summary="OB1: the memory list with its filters in a JSON body (the Hermes plugin's call)",
              responses={200: ok(Ob1MemoryList, "Newest first"), **ERRORS})
 def list_by_body_route(filters: Annotated[Ob1ListFilter, Body()], ports: PortsDep) -> Response[Any]:
     return json_response(200, list_ob1(filters, current_principal(), ports.memories))
 
 
-@router.get("/ob1/memories/review", operation_id="ob1ReviewQueue", summary="OB1: pending agent-written memories",
-            responses={200: ok(Ob1MemoryList, "Pending review, newest first"), **ERRORS})
+# Before /ob1/memories/{memory_id}, whose pattern matches this path too: the gate takes the first match.
+@routes.read("GET", "/ob1/memories/review", "ob1ReviewQueue", summary="OB1: pending agent-written memories",
+             responses={200: ok(Ob1MemoryList, "Pending review, newest first"), **ERRORS})
 def review_queue_route(ports: PortsDep, workspace_id: RequiredWorkspace, project_id: Filter = None,
                        ) -> Response[Any]:
     filters = Ob1ListFilter(workspace_id=workspace_id, project_id=project_id)
     return json_response(200, list_ob1(filters, current_principal(), ports.memories, pending_only=True))
 
 
-@router.post("/ob1/memories/review", operation_id="ob1ReviewQueueByBody",
+@routes.read("POST", "/ob1/memories/review", "ob1ReviewQueueByBody",
              summary="OB1: the review queue with its filters in a JSON body (the Hermes plugin's call)",
              responses={200: ok(Ob1MemoryList, "Pending review, newest first"), **ERRORS})
 def review_queue_by_body_route(filters: Annotated[Ob1ListFilter, Body()], ports: PortsDep) -> Response[Any]:
     return json_response(200, list_ob1(filters, current_principal(), ports.memories, pending_only=True))
 
 
-@router.get("/ob1/memories/<memory_id>", operation_id="ob1GetMemory",
-            summary="OB1: one memory with source, provenance, artifacts and review history",
-            responses={200: ok(Ob1MemoryAnswer, "The memory"), **ERRORS})
+@routes.read("GET", "/ob1/memories/{memory_id}", "ob1GetMemory",
+             summary="OB1: one memory with source, provenance, artifacts and review history",
+             responses={200: ok(Ob1MemoryAnswer, "The memory"), **ERRORS})
 def get_route(memory_id: Annotated[str, Path()], ports: PortsDep, workspace_id: WorkspaceQuery = None,
               ) -> Response[Any]:
     found = reachable(ports.memories, current_principal(), workspace_id, memory_id)
     return json_response(200, {"memory": inspect_memory(found)})
 
 
-@router.patch("/ob1/memories/<memory_id>/review", operation_id="ob1ReviewMemory",
+@routes.write("PATCH", "/ob1/memories/{memory_id}/review", "ob1ReviewMemory",
               summary="OB1: confirm, edit, reject, restrict, stale, dispute or supersede",
               responses={200: ok(Ob1MemoryAnswer, "The memory after the action"), **ERRORS, 403: NOT_OWNER})
 def review_route(memory_id: Annotated[str, Path()], request: Annotated[Ob1ReviewRequest, Body()],
@@ -148,8 +149,8 @@ def review_route(memory_id: Annotated[str, Path()], request: Annotated[Ob1Review
     return json_response(200, review(memory_id, request, current_principal(), deps))
 
 
-@router.get("/ob1/recall-traces/<request_id>", operation_id="ob1GetRecallTrace",
-            summary="OB1: what a recall scored, returned and how it was used",
-            responses={200: ok(Ob1TraceAnswer, "The trace and its items"), **ERRORS})
+@routes.read("GET", "/ob1/recall-traces/{request_id}", "ob1GetRecallTrace",
+             summary="OB1: what a recall scored, returned and how it was used",
+             responses={200: ok(Ob1TraceAnswer, "The trace and its items"), **ERRORS})
 def trace_route(request_id: Annotated[str, Path()], deps: ReviewDep) -> Response[Any]:
     return json_response(200, get_trace(request_id, current_principal(), deps))

@@ -3,17 +3,17 @@
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import Depends, Response
-from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from agentkb.api.context import add_response_header, current_principal
 from agentkb.api.responses import ERRORS, json_response, ok
+from agentkb.api.route import Routes
 from agentkb.composition import Ports, get_ports
 from agentkb.models.recall.api import RecallRequest, RecallResponse
 from agentkb.services.recall.service import RecallDeps, RecallOptions, recall
 from agentkb.services.recall.usage_feedback import feedback_reader
 
-router = Router()
+routes = Routes()
 
 
 def recall_deps(ports: Annotated[Ports, Depends(get_ports)]) -> RecallDeps:
@@ -23,7 +23,7 @@ def recall_deps(ports: Annotated[Ports, Depends(get_ports)]) -> RecallDeps:
                       feedback=feedback_reader(ports.traces))
 
 
-@router.post("/v1/recall", operation_id="recall", summary="Recall agent memories (vector + graph, token-budgeted)",
+@routes.read("POST", "/v1/recall", "recall", summary="Recall agent memories (vector + graph, token-budgeted)",
              responses={200: ok(RecallResponse, "Direct (vector or FTS fallback) and graph matches."), **ERRORS})
 def recall_route(request: Annotated[RecallRequest, Body()], deps: Annotated[RecallDeps, Depends(recall_deps)],
                  fallback: Annotated[Literal["fts_only"] | None, Query(description="fts_only: lexical recall")] = None,

@@ -3,16 +3,16 @@
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Depends, Response
-from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from agentkb.api.context import add_response_header, current_principal
 from agentkb.api.responses import ERRORS, json_model_response, ok
+from agentkb.api.route import Routes
 from agentkb.composition import Ports, get_ports
 from agentkb.models.search import KnowledgeSearchRequest, KnowledgeSearchResponse
 from agentkb.services.search.service import SearchDeps, search_knowledge
 
-router = Router()
+routes = Routes()
 
 
 def search_deps(ports: Annotated[Ports, Depends(get_ports)]) -> SearchDeps:
@@ -20,7 +20,7 @@ def search_deps(ports: Annotated[Ports, Depends(get_ports)]) -> SearchDeps:
     return SearchDeps(ports.catalog, ports.index, ports.embedder, ports.reranker, ports.settings.default_search_mode)
 
 
-@router.post("/api/v2/knowledge/search", operation_id="searchKnowledge", summary="Search knowledge",
+@routes.read("POST", "/api/v2/knowledge/search", "searchKnowledge", summary="Search knowledge",
              responses={200: ok(KnowledgeSearchResponse, "Matching document chunks ordered by relevance."),
                         409: ERRORS[400] | {"description": "Reranking refused: a candidate chunk carries a detected "
                                                            "secret (details.reason `secret_provenance`)"},
@@ -33,6 +33,6 @@ def search_knowledge_route(request: Annotated[KnowledgeSearchRequest, Body()],
     return json_model_response(200, KnowledgeSearchResponse(data=outcome.data))
 
 
-@router.get("/health", operation_id="health", summary="Liveness")
+@routes.public("GET", "/health", "health", summary="Liveness")
 def health(ports: Annotated[Ports, Depends(get_ports)]) -> dict[str, Any]:
     return {"status": "ok", "backend": ports.engine.name}

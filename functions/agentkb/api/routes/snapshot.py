@@ -5,11 +5,11 @@ import re
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Depends, Response
-from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from agentkb.api.context import current_principal, invocation_deadline
 from agentkb.api.responses import ERRORS, ok
+from agentkb.api.route import Routes
 from agentkb.api.routes.search import search_deps
 from agentkb.composition import Ports, get_ports
 from agentkb.errors import NotFound
@@ -26,7 +26,7 @@ from agentkb.ports.invocation import RemainingTime
 from agentkb.services.snapshot.service import SnapshotDeps, create_snapshot, get_snapshot
 from agentkb.services.snapshot.sources import MemoizedEmbedder, MemoryRetriever, SourceDeps
 
-router = Router()
+routes = Routes()
 _UUID = re.compile(UUID_PATTERN)
 
 
@@ -58,21 +58,21 @@ def _raw(status: int, body: bytes) -> Response[Any]:
     return Response(status_code=status, content_type="application/json", body=body.decode("utf-8"))
 
 
-@router.post("/v1/snapshots", operation_id="createSnapshot", summary="Build the context snapshot of an attempt",
-             responses={201: ok(ContextSnapshotOut, "Built"),
-                        200: ok(ContextSnapshotOut, "Already built for this runId + attemptId (same body)"),
-                        409: ERRORS[400] | {"description": "Same runId + attemptId with a different request"},
-                        **ERRORS,
-                        503: ERRORS[503] | {"description": "Same runId + attemptId still being built by another "
-                                            "request (Retry-After), or a dependency is unavailable"}})
+@routes.write("POST", "/v1/snapshots", "createSnapshot", summary="Build the context snapshot of an attempt",
+              responses={201: ok(ContextSnapshotOut, "Built"),
+                         200: ok(ContextSnapshotOut, "Already built for this runId + attemptId (same body)"),
+                         409: ERRORS[400] | {"description": "Same runId + attemptId with a different request"},
+                         **ERRORS,
+                         503: ERRORS[503] | {"description": "Same runId + attemptId still being built by another "
+                                             "request (Retry-After), or a dependency is unavailable"}})
 def create_snapshot_route(request: Annotated[CreateSnapshotRequest, Body()],
                           deps: Annotated[SnapshotDeps, Depends(snapshot_deps)]) -> Response[Any]:
     outcome = create_snapshot(request, current_principal(), deps)
     return _raw(outcome.status, outcome.body)
 
 
-@router.get("/v1/snapshots/<snapshotId>", operation_id="getSnapshot", summary="A stored context snapshot",
-            responses={200: ok(ContextSnapshotOut, "The snapshot, byte-for-byte as built"), **ERRORS})
+@routes.read("GET", "/v1/snapshots/{snapshotId}", "getSnapshot", summary="A stored context snapshot",
+             responses={200: ok(ContextSnapshotOut, "The snapshot, byte-for-byte as built"), **ERRORS})
 def get_snapshot_route(snapshotId: str, deps: Annotated[SnapshotDeps, Depends(snapshot_deps)]) -> Response[Any]:
     if not _UUID.match(snapshotId):
         raise NotFound("Snapshot not found")

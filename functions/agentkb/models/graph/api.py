@@ -185,12 +185,13 @@ class GraphWriteRequest(_Strict):
 class GraphSearchRequest(_Strict):
     """`POST /v1/graph/search`."""
 
-    workspaceId: GraphId
-    query: Annotated[str, Field(min_length=1, max_length=512)]
-    kind: EntityKind | None = None
-    projectId: GraphId | None = None
-    limit: Annotated[int, Field(ge=1, le=100)] = 12
-    projection: Projection = "full"
+    workspaceId: GraphId = Field(description="Workspace whose graph is searched.")
+    query: Annotated[str, Field(min_length=1, max_length=512)] = Field(
+        description="Entity name or words to match (1..512 characters).")
+    kind: EntityKind | None = Field(None, description="Only entities of this kind.")
+    projectId: GraphId | None = Field(None, description="Only this project's entities.")
+    limit: Annotated[int, Field(ge=1, le=100)] = Field(12, description="Maximum entities (1..100, default 12).")
+    projection: Projection = Field("full", description="full (every field) or agent (compact, budgeted).")
 
 
 # ---- response models (OpenAPI documentation; the JSON Schemas in schemas/ are the contracts) ----

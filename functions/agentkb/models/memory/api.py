@@ -71,23 +71,29 @@ class MemoryWriteRequest(_Strict):
 
     model_config = ConfigDict(title="Write memory request", extra="forbid", strict=True)
 
-    workspace_id: WorkspaceId
-    project_id: Id | None = None
-    visibility: Visibility
-    owner_id: Id | None = None
-    channel_id: Id | None = None
-    type: MemoryType
-    name: Annotated[StrictStr, Field(min_length=1, max_length=256)]
-    description: Annotated[StrictStr, Field(max_length=1024)] | None = None
-    body: Annotated[StrictStr, Field(min_length=1, max_length=65536)]
-    entities: MemoryEntities | None = None
-    relations: Annotated[list[MemoryRelation], Field(max_length=200)] = []
-    confirmed: StrictBool = True
-    stale: StrictBool = False
-    valid_until: Annotated[StrictStr, Field(max_length=MAX_TIMESTAMP)] | None = None
-    sensitivity: MemorySensitivity | None = None
-    source: Annotated[StrictStr, Field(max_length=1024)] | None = None
-    idempotency_key: Annotated[StrictStr, Field(min_length=1, max_length=256)] | None = None
+    workspace_id: WorkspaceId = Field(description="Workspace the memory belongs to.")
+    project_id: Id | None = Field(None, description="Project it belongs to.")
+    visibility: Visibility = Field(description="Who may recall it.")
+    owner_id: Id | None = Field(
+        None, description="Leave out: a personal memory is the caller's (another principal's id is refused).")
+    channel_id: Id | None = Field(None, description="Channel of a channel memory.")
+    type: MemoryType = Field(description="What kind of memory it is.")
+    name: Annotated[StrictStr, Field(min_length=1, max_length=256)] = Field(description="Stable name of the memory.")
+    description: Annotated[StrictStr, Field(max_length=1024)] | None = Field(None, description="One-line summary.")
+    body: Annotated[StrictStr, Field(min_length=1, max_length=65536)] = Field(
+        description="The memory itself (up to 64 KiB).")
+    entities: MemoryEntities | None = Field(None, description="Named entities it is about.")
+    relations: Annotated[list[MemoryRelation], Field(max_length=200)] = Field(
+        [], description="Weighted relations between entities.")
+    confirmed: StrictBool = Field(True, description="Confirmed by a person.")
+    stale: StrictBool = Field(False, description="Known to be out of date.")
+    valid_until: Annotated[StrictStr, Field(max_length=MAX_TIMESTAMP)] | None = Field(
+        None, description="ISO 8601 date after which it expires.")
+    sensitivity: MemorySensitivity | None = Field(
+        None, description="What it contains (code, customer data, private meeting data).")
+    source: Annotated[StrictStr, Field(max_length=1024)] | None = Field(None, description="Where it came from.")
+    idempotency_key: Annotated[StrictStr, Field(min_length=1, max_length=256)] | None = Field(
+        None, description="Same key + same body = stored once.")
 
     @field_validator("valid_until")
     @classmethod

@@ -118,20 +118,23 @@ class RecallRequest(_Exact):
 
     model_config = ConfigDict(title="Recall request", extra="forbid", strict=True)
 
-    schema_version: Literal["openbrain.openclaw.recall.v1"]
-    workspace_id: WorkspaceId
-    project_id: Ident | None = None
-    task_id: Ident | None = None
-    flow_id: Ident | None = None
-    task_type: TaskType
-    channel: RecallChannel | None = None
-    runtime: RecallRuntime | None = None
-    model_intent: RecallModelIntent | None = None
-    query: Annotated[StrictStr, Field(min_length=1, max_length=MAX_QUERY_CHARS)]
-    entities: RecallEntities
-    scope: RecallScopeIn
-    limits: RecallLimits
-    sensitivity: RecallSensitivity
+    schema_version: Literal["openbrain.openclaw.recall.v1"] = Field(description="The recall request version.")
+    workspace_id: WorkspaceId = Field(description="Workspace whose memories are recalled.")
+    project_id: Ident | None = Field(None, description="Project context (project memories need it).")
+    task_id: Ident | None = Field(None, description="Caller's task id.")
+    flow_id: Ident | None = Field(None, description="Caller's flow id.")
+    task_type: TaskType = Field(description="The kind of task the memories are for.")
+    channel: RecallChannel | None = Field(None, description="Channel context.")
+    runtime: RecallRuntime | None = Field(None, description="Calling runtime.")
+    model_intent: RecallModelIntent | None = Field(None, description="Model the recall is for.")
+    query: Annotated[StrictStr, Field(min_length=1, max_length=MAX_QUERY_CHARS)] = Field(description="What to recall.")
+    entities: RecallEntities = Field(
+        description="Named people, orgs, repos, files, customers, topics: seeds of the graph leg.")
+    scope: RecallScopeIn = Field(
+        description="Audience and eligibility: visibility, project_only, include_unconfirmed, include_stale.")
+    limits: RecallLimits = Field(description="max_items (1..50), max_tokens (100..20000), recency_days.")
+    sensitivity: RecallSensitivity = Field(
+        description="What the answer may contain (code, customer data, private meeting data).")
 
     @field_validator("channel", "runtime", "model_intent")
     @classmethod
