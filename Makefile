@@ -65,7 +65,7 @@ lint: dev-install
 
 # Schemathesis against `agentkb serve` on loopback: >= 500 generated cases per route (a bounded run is in make test).
 fuzz: dev-install
-	$(PY) bench/fuzz.py --max-examples 500
+	$(PY) -m bench.fuzz.run --max-examples 500
 
 # SciFact in the BEIR layout (corpus.jsonl, queries.jsonl, qrels/train.tsv); not shipped: bench/README.md says where
 # to get it. `make bench SCIFACT=/path/to/scifact` for another location.
@@ -75,8 +75,8 @@ bench:
 	@test -f "$(SCIFACT)/corpus.jsonl" -a -f "$(SCIFACT)/queries.jsonl" -a -f "$(SCIFACT)/qrels/train.tsv" || \
 		{ echo "make bench: no SciFact dataset at $(SCIFACT) (BEIR layout; see bench/README.md, or pass SCIFACT=DIR)" >&2; exit 2; }
 	@$(MAKE) --no-print-directory install
-	$(PY) bench/quality.py --dataset $(SCIFACT) --split train --mode hybrid
-	$(PY) bench/latency.py --dataset $(SCIFACT)
+	$(PY) -m bench.quality.scifact --dataset $(SCIFACT) --split train --mode hybrid
+	$(PY) -m bench.latency.search --dataset $(SCIFACT)
 
 clean:
 	rm -rf $(VENV) .build cdk.out node_modules .pytest_cache

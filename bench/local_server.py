@@ -1,4 +1,5 @@
-"""`agentkb serve` on a free loopback port with a temp data dir seeded by `agentkb demo` (fuzz.py, load.py)."""
+"""`agentkb serve` on a free loopback port with a temp data dir seeded by `agentkb demo` (bench.fuzz.run,
+bench.load.serve, bench.ingest.concurrency)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]  # the repository: where `python -m bench...` runs
 
 
 def _env(data_dir: Path, extra: dict[str, str]) -> dict[str, str]:
@@ -28,7 +29,8 @@ def demo_server(extra_env: dict[str, str] | None = None, access_log: Path | None
     """Yields {base, host, port, key, kb, data_dir}; the server and its temp dir are gone afterwards.
 
     access_log: where the gateway's stderr (one `<ip> <METHOD> <path> <status>` line per request) goes.
-    serve_cli: the command that takes the CLI's arguments for `serve` (default: the agentkb CLI itself).
+    serve_cli: the command that takes the CLI's arguments for `serve` (default: the agentkb CLI itself); it runs in
+    the repository root, so it may be a module of the bench package (`python -m bench.fuzz.server LOG`).
     serve_args: more options of `serve` (`--malloc-arenas 0`)."""
     with tempfile.TemporaryDirectory(prefix="agentkb-bench-") as tmp:
         data_dir = Path(tmp) / "data"
@@ -45,7 +47,7 @@ def demo_server(extra_env: dict[str, str] | None = None, access_log: Path | None
         out = out_path.open("w")
         proc = subprocess.Popen([*(serve_cli or cli), "serve", "--data-dir", str(data_dir), "--host", "127.0.0.1",
                                  "--port", "0", *serve_args],
-                                env=env, stdout=out, stderr=log, text=True)
+                                env=env, stdout=out, stderr=log, text=True, cwd=ROOT)
         try:
             found = None
             deadline = time.monotonic() + 120

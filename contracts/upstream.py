@@ -1,7 +1,7 @@
 """Validate a response against an upstream contract vendored in this folder (needs jsonschema, not pytest).
 
 The one reader of these documents, shared by the tests (tests/upstream.py adds the schemas/ pairing and the pytest
-session count) and the benchmarks (bench/upstream_check.py validates the fuzz run's recorded responses).
+session count) and the benchmarks (bench/fuzz/upstream_check.py validates the fuzz run's recorded responses).
 
 Real clients of the systems whose contracts we serve validate with exactly these files, so every `$ref` is resolved
 through the upstream documents themselves: a `referencing` registry keyed by the `$id` of each JSON document here.

@@ -1,6 +1,6 @@
 """The workspace the recorded events (events/**) expect, seeded through the real handlers in this process, and
 what their placeholders stand for. The reliability, handler and contract suites replay the events against it, and
-bench/coldstart_record.py records a cold start's AWS calls against it; tests/reliability/make_events.py writes the
+bench/coldstart/record.py records a cold start's AWS calls against it; tests/reliability/make_events.py writes the
 events from the same bodies."""
 
 from __future__ import annotations

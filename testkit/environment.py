@@ -1,5 +1,5 @@
 """The environment variables of the AWS backend without an AWS account: moto's credentials, and what a fresh
-interpreter importing the handlers with AGENTKB_BACKEND=aws needs (the bundle-import test, bench/coldstart.py)."""
+interpreter importing the handlers with AGENTKB_BACKEND=aws needs (the bundle-import test, bench/coldstart/run.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Precision and recall of the old regex firewall and the detect-secrets detector on bench/secrets/labelled.jsonl,
 and the detector's cost (ms per KB, and one typical document's scan at ingest), one JSON line.
 
-    PYTHONPATH=functions .venv/bin/python bench/secrets/compare.py [--doc docs/search.md] [--rounds 5]
+    .venv/bin/python -m bench.secrets.compare [--doc docs/search.md] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -9,18 +9,15 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from agentkb.services.secrets import detector as secret_detector
+from bench.secrets import old_regexes
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path[:0] = [str(ROOT / "functions"), str(HERE)]
-
-import old_regexes  # noqa: E402
-
-from agentkb.services.secrets import detector as secret_detector  # noqa: E402
 
 
 def score(detect: Callable[[str], list[str]], rows: list[dict[str, object]]) -> dict[str, object]:

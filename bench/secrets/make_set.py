@@ -1,7 +1,7 @@
 """Write bench/secrets/labelled.jsonl: synthetic secrets of the providers' documented shapes (random characters,
 never real keys) and plain text that must pass, one {"id", "label", "kind", "text"} per line.
 
-    .venv/bin/python bench/secrets/make_set.py      (seeded: the same file every run)
+    .venv/bin/python -m bench.secrets.make_set      (seeded: the same file every run)
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ response is built, then resumed with everything allocated so far frozen out of i
 
 Why: a cold start leaves about 125,000 objects tracked by the collector (modules, classes, pydantic and botocore
 models), nearly all as long-lived as the process, yet the collector walks them again and again as they pile up:
-150-190 collections, 60-85 ms of a search, recall or snapshot first response's CPU (bench/coldstart.py
+150-190 collections, 60-85 ms of a search, recall or snapshot first response's CPU (bench/coldstart/run.py
 --first-response, measured with gc.callbacks). Reference counting still frees everything else at once; what waits
 is the cold start's cyclic garbage, which `gc.freeze` then keeps: 230-350 objects, 90-260 KB (shallow sizes,
 measured after the recorded first responses). Later collections skip the frozen objects, so warm requests no

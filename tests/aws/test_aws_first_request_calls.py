@@ -1,4 +1,4 @@
-"""The AWS calls of a fresh process's first search, recall and snapshot (bench/coldstart.py --first-response
+"""The AWS calls of a fresh process's first search, recall and snapshot (bench/coldstart/run.py --first-response
 measures their cost): each item a request needs is read once, never once more per leg or per caller.
 
 Every API call the adapters make goes through botocore's `_make_api_call`; recording there (moto still answers)

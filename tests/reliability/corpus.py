@@ -27,7 +27,7 @@ from testkit.corpus import (
 from tests.helpers import ROOT
 from tests.upstream import OursAndUpstream, ours_and_upstream
 
-# The seeded workspace and replaying the events live in testkit/corpus.py (bench/coldstart_record.py seeds it too).
+# The seeded workspace and replaying the events live in testkit/corpus.py (bench/coldstart/record.py seeds it too).
 __all__ = ["DEMO_GRAPH", "EVENTS", "KB", "PLACEHOLDER_SCOPES", "WORKSPACES", "WS", "function_of", "load",
            "openapi_response_errors", "replay", "route_of", "schema_validator", "seed"]
 

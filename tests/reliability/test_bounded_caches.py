@@ -1,4 +1,4 @@
-"""The embedded engine's in-process caches stay bounded by the data that exists (the soak, bench/load.py --steady,
+"""The embedded engine's in-process caches stay bounded by the data that exists (the soak, bench/load/serve.py --steady,
 measures the process as a whole): a deleted knowledge base's chunk table is dropped, and naming a workspace that
 holds no memories leaves nothing behind in recall's vector and facet caches."""
 

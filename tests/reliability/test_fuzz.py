@@ -1,10 +1,10 @@
-"""A bounded run of bench/fuzz.py (schemathesis aimed at a seeded workspace + stateful sequences) against an
+"""A bounded run of bench/fuzz/run.py (schemathesis aimed at a seeded workspace + stateful sequences) against an
 instrumented `agentkb serve` on loopback. `make fuzz` runs the same driver with 500 cases per operation.
 
 What it holds: every route of /openapi.json was exercised, at least 80% of the valid generated requests reached
-service logic (measured in the server, bench/fuzz_server.py), no request was answered with a 5xx, every response
+service logic (measured in the server, bench/fuzz/server.py), no request was answered with a 5xx, every response
 matched its declared status, content type and schema, and the stateful sequences saw what they wrote, then saw
-it gone, and every response of a contract route passed the upstream documents (bench/upstream_check.py).
+it gone, and every response of a contract route passed the upstream documents (bench/fuzz/upstream_check.py).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.skipif(importlib.util.find_spec("sche
 
 def test_bounded_fuzz_run_reaches_the_service_and_finds_no_5xx_or_schema_violation() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTKB_")}  # the driver seeds its own data
-    run = subprocess.run([sys.executable, str(ROOT / "bench" / "fuzz.py"), "--max-examples", "12", "--seed", "1",
+    run = subprocess.run([sys.executable, "-m", "bench.fuzz.run", "--max-examples", "12", "--seed", "1",
                           "--phases", "examples,fuzzing", "--sequences", "3", "--timeout", "400"],
-                         capture_output=True, text=True, timeout=1200, check=False, env=env)
+                         capture_output=True, text=True, timeout=1200, check=False, env=env, cwd=ROOT)
     assert run.stdout.strip(), run.stderr[-3000:]
     result = json.loads(run.stdout.strip().splitlines()[-1])
     assert result["failures"] == [], "\n".join(result["failures"][:10])

@@ -1,4 +1,4 @@
-"""bench/coldstart_net.py: the cold-start bench's network stub answers real botocore and urllib3 requests."""
+"""bench/coldstart/net.py: the cold-start bench's network stub answers real botocore and urllib3 requests."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = """
-import json, sys
-sys.path.insert(0, {bench!r})
-import coldstart_net as net
+import json
+from bench.coldstart import net
 seen = []
 def responder(request):
     seen.append(net.request_key(request.method, request.host, request.path, request.headers, request.body))
@@ -38,8 +37,8 @@ print(json.dumps({{"item": item, "found": found, "seen": seen, "bodies": bodies,
 
 def test_the_stub_answers_botocore_and_urllib3_and_replays_by_key_and_body() -> None:
     env = {**os.environ, "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y", "AWS_EC2_METADATA_DISABLED": "true"}
-    done = subprocess.run([sys.executable, "-c", PROBE.format(bench=str(ROOT / "bench"))], env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", PROBE.format()], env=env, cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     # a signed DynamoDB call and a plain urllib3 call went through the socket pair and were parsed back

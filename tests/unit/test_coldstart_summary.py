@@ -1,17 +1,9 @@
-"""bench/coldstart_first.py: a baseline revision's samples are summarised beside this tree's, against one floor."""
+"""bench/coldstart/first_response.py: a baseline revision's samples are summarised beside this tree's, against one
+floor."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-# bench/ only while importing: left on the path, bench/recall.py would shadow the recall function's package
-sys.path.insert(0, str(ROOT / "bench"))
-try:
-    from coldstart_first import FUNCTIONS, summarize
-finally:
-    sys.path.remove(str(ROOT / "bench"))
+from bench.coldstart.first_response import FUNCTIONS, summarize
 
 
 def _samples(init: float, total: float, calls: int) -> list[list[float]]:

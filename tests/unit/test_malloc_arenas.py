@@ -1,4 +1,4 @@
-"""`agentkb serve` caps glibc's malloc arenas (local/malloc_arenas.py; measured in bench/memory_steps.py)."""
+"""`agentkb serve` caps glibc's malloc arenas (local/malloc_arenas.py; measured in bench/load/memory_steps.py)."""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ metrics = Metrics(namespace="agentkb", service="agentkb")
 F = TypeVar("F", bound=Callable[..., Any])
 # The functions' only I/O: boto3 (botocore) and the OpenSearch transport (urllib3 over http.client). Powertools'
 # default patches every library X-Ray knows that is importable (requests, sqlite3, httpx, ...): ~45 ms more CPU
-# at cold start for calls these functions never make (bench/coldstart.py --first-response).
+# at cold start for calls these functions never make (bench/coldstart/run.py --first-response).
 TRACED_MODULES = ("botocore", "httplib")
 if not metrics_enabled():
     # count_response adds nothing then, and Powertools would warn on the first flush of an empty buffer (local runs,

@@ -2,7 +2,7 @@
 
 glibc gives a thread that finds the malloc lock taken an arena of its own, up to 8 per core, and an arena keeps the
 pages it once held. The gateway runs a thread per connection, the search legs, the recall embedder and ONNX
-Runtime's pools (17 threads under 8 clients): in bench/memory_steps.py the steady workload grew RSS by 242 MB with
+Runtime's pools (17 threads under 8 clients): in bench/load/memory_steps.py the steady workload grew RSS by 242 MB with
 the default and by 30 MB with 2 arenas, at the same throughput, while the Python heap grew by about 1 MB in both.
 Lambda runs one request at a time per process, so the functions keep glibc's default.
 """

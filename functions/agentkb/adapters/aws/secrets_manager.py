@@ -2,7 +2,7 @@
 
 A direct GetSecretValue on the process's shared client rather than Powertools Parameters: importing the
 Parameters package loads every provider it has (AppConfig, SSM, DynamoDB, ...), ~25 ms of CPU on each cold start
-for one call (bench/coldstart.py --first-response; README Decisions).
+for one call (bench/coldstart/run.py --first-response; README Decisions).
 """
 
 from __future__ import annotations

@@ -85,8 +85,9 @@ class LocalEmbedder:
             tokenizer.enable_truncation(max_length=MAX_TOKENS)
             tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
             # A query runs on up to two threads: on two cores that beat one thread (leaving the other core to the
-            # lexical leg) by ~1 ms p50 and ~2.5 ms p95 in bench/latency.py, with no loss in bench/load.py. Document
-            # batches use every core (up to 4: more threads than cores halves throughput on small machines).
+            # lexical leg) by ~1 ms p50 and ~2.5 ms p95 in bench/latency/search.py, with no loss in
+            # bench/load/serve.py. Document batches use every core (up to 4: more threads than cores halves throughput
+            # on small machines).
             cores = os.cpu_count() or 1
             self._sessions = {"query": _session(path, min(2, cores)), "batch": _session(path, max(1, min(4, cores))),
                               # background indexing: one thread, the caller's, so its lowered priority holds

@@ -42,7 +42,8 @@ def snapshot_deps(ports: Annotated[Ports, Depends(get_ports)],
 
 def _memory_source(ports: Ports, embedder: MemoizedEmbedder) -> MemoryRetriever:
     """The memory source, built when a snapshot asks for memories: the recall routes, models and memory store
-    (~70 ms of CPU on a cold start, bench/coldstart.py --first-response) are not loaded for snapshots without one."""
+    (~70 ms of CPU on a cold start, bench/coldstart/run.py --first-response) are not loaded for snapshots without
+    one."""
 
     def retrieve(scope: ScopeIn, principal: Principal, source: MemorySource) -> list[Candidate]:
         from agentkb.api.routes.recall import recall_deps

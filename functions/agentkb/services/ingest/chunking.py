@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from agentkb.ports.embedding import Tokenizer
 
-# Chosen with bench/quality.py on SciFact (see README Decisions): 128-token windows, 24 overlapping.
+# Chosen with bench/quality/scifact.py on SciFact (see README Decisions): 128-token windows, 24 overlapping.
 DEFAULT_CHUNK_TOKENS = 128
 DEFAULT_OVERLAP_TOKENS = 24
 MAX_CONTEXT_CHARS = 240  # title + heading path: enough to place a chunk, short next to its 128 tokens

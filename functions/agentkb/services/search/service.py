@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from typing import Protocol
 
 from agentkb.errors import BadRequest, DependencyError, NotFound, ServiceUnavailable
 from agentkb.models.domain import IndexHit, IndexQuery, KnowledgeBase, LegHit, Principal, RerankOutcome
@@ -25,6 +27,24 @@ _LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="search-leg")
 QUERY_VECTORS = QueryVectorCache()
 
 
+class StageTimer(Protocol):
+    """Times the named stages of a search (bench/latency/stages.py); may be entered from the lexical leg's thread."""
+
+    def stage(self, label: str) -> AbstractContextManager[object]: ...
+
+
+class Untimed:
+    """The default StageTimer: one shared no-op context, so an untimed search pays a method call per stage."""
+
+    _NOTHING = nullcontext()
+
+    def stage(self, label: str) -> AbstractContextManager[object]:
+        return self._NOTHING
+
+
+UNTIMED = Untimed()
+
+
 @dataclass(frozen=True)
 class SearchDeps:
     catalog: Catalog
@@ -32,6 +52,7 @@ class SearchDeps:
     embedder: Embedder
     reranker: Reranker
     default_mode: str = "hybrid"
+    stages: StageTimer = UNTIMED
 
 
 @dataclass
@@ -89,8 +110,10 @@ def lexical_ranking(index: Index, query: IndexQuery) -> list[LegHit]:
 
 def search_knowledge(request: KnowledgeSearchRequest, principal: Principal, deps: SearchDeps) -> SearchOutcome:
     """Run one knowledge search request end to end (the POST /api/v2/knowledge/search semantics)."""
+    stage = deps.stages.stage
     kb_ids = request.kb_ids()
-    kbs = load_knowledge_bases(deps.catalog, principal, request.workspaceId, kb_ids)
+    with stage("service: read the knowledge bases"):
+        kbs = load_knowledge_bases(deps.catalog, principal, request.workspaceId, kb_ids)
     query = (request.query or "").strip()
     filters = compile_filters(request.tagFilters or [], kbs)
     if not query and not filters:
@@ -107,11 +130,14 @@ def search_knowledge(request: KnowledgeSearchRequest, principal: Principal, deps
         if len({kb.profile for kb in kbs}) > 1:
             raise BadRequest("Query searches need the same embedding model and dimension in every knowledge base",
                              details=[{"path": "knowledgeBaseIds", "message": "incompatible embedding profiles"}])
-        mode = request.searchMode or deps.catalog.workspace_search_mode(request.workspaceId) or deps.default_mode
-        ranked, degraded, vector = _retrieve(deps, kbs, base, query, mode, pool)
-    chosen = fair_share([((h, s, r), h.knowledge_base_id) for h, s, r in ranked], pool)
-    outcome = _finish(request, deps, kb_ids, query, _hydrate(deps, request.workspaceId, chosen, vector), top_k,
-                      degraded)
+        with stage("service: retrieve (mode, legs, fusion)"):
+            mode = request.searchMode or deps.catalog.workspace_search_mode(request.workspaceId) or deps.default_mode
+            ranked, degraded, vector = _retrieve(deps, kbs, base, query, mode, pool)
+    with stage("service: fair share, hydration"):
+        chosen = fair_share([((h, s, r), h.knowledge_base_id) for h, s, r in ranked], pool)
+        hydrated = _hydrate(deps, request.workspaceId, chosen, vector)
+    with stage("service: results and models"):
+        outcome = _finish(request, deps, kb_ids, query, hydrated, top_k, degraded)
     outcome.knowledge_bases = tuple(kbs)
     return outcome
 
@@ -129,10 +155,10 @@ def _hydrate(deps: SearchDeps, workspace_id: str, chosen: list[Ranked],
 def _retrieve(deps: SearchDeps, kbs: list[KnowledgeBase], base: IndexQuery, query: str, mode: str,
               pool: int) -> tuple[list[Ranked], str | None, list[float] | None]:
     # The lexical leg needs no vector: it runs while the query is embedded (both release the GIL).
-    lexical_leg = _LEGS.submit(lexical_ranking, deps.index, _with(base, text=query, limit=pool)) \
-        if mode == "hybrid" else None
+    lexical_leg = _LEGS.submit(_lexical_leg, deps, _with(base, text=query, limit=pool)) if mode == "hybrid" else None
     try:
-        vector = _embed(deps, kbs, query)
+        with deps.stages.stage("leg: query embedding"):
+            vector = _embed(deps, kbs, query)
     except DependencyError as exc:
         if lexical_leg is None and not exc.retryable:
             raise  # permanent (no model, denied access): 500 INTERNAL_ERROR through errors.dependency_failure
@@ -153,8 +179,14 @@ def _retrieve(deps: SearchDeps, kbs: list[KnowledgeBase], base: IndexQuery, quer
     by_id = {h.chunk_id: h for h in lexical}
     by_id.update({h.chunk_id: h for h in semantic})
     cosine = {h.chunk_id: h.score for h in semantic}
-    fused = fuse_reciprocal_rank([[h.chunk_id for h in lexical], [h.chunk_id for h in semantic]])
+    with deps.stages.stage("fusion: hybrid RRF"):
+        fused = fuse_reciprocal_rank([[h.chunk_id for h in lexical], [h.chunk_id for h in semantic]])
     return [(by_id[c], cosine.get(c), score) for c, score in fused], None, vector
+
+
+def _lexical_leg(deps: SearchDeps, query: IndexQuery) -> list[LegHit]:
+    with deps.stages.stage("leg: lexical, on its pool thread"):
+        return lexical_ranking(deps.index, query)
 
 
 def _with(base: IndexQuery, *, text: str | None = None, vector: list[float] | None = None,
