@@ -161,8 +161,9 @@ def test_stopwords_match_the_embedded_fts_query() -> None:
     from agentkb.adapters.aws.dynamodb.memory import match as dynamodb_memory_match
     from agentkb.adapters.embedded import index as sqlite_index
 
-    assert dynamodb_memory_match.STOPWORDS is sqlite_index.STOPWORDS  # one list (models/query_text.py)
-    assert dynamodb_memory_match.MAX_QUERY_TERMS == sqlite_index.MAX_QUERY_TERMS
+    # one rule (models/query_text.py): the same words, stopwords and cap, also for a query of stopwords only
+    for text in ("How do the deploy and the runbook agree? " + " ".join(f"w{i}" for i in range(80)), "the and of"):
+        assert sqlite_index.fts_query(text) == " OR ".join(f'"{t}"' for t in dynamodb_memory_match.query_terms(text))
 
 
 def test_the_aws_container_serves_the_dynamodb_memory_and_graph_stores(aws_settings: AwsEnv) -> None:

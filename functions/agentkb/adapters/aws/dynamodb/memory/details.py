@@ -15,12 +15,11 @@ from typing import Any
 
 from agentkb.adapters.aws.dynamodb.memory.items import change_updates, detail, mid, set_expression
 from agentkb.adapters.aws.dynamodb.memory.markers import DynamoDbMemoryMarkers
+from agentkb.adapters.aws.dynamodb.memory.match import filter_expression
 from agentkb.adapters.aws.dynamodb.tables import DynamoDbTable, get_n, get_s, key, n, s
 from agentkb.errors import Conflict
+from agentkb.models.eligibility import LISTING_STATUS
 from agentkb.models.memory.detail import MemoryChange, MemoryDetail, MemoryListQuery, MemoryPage, name_key, viewable
-
-_STATUS = {"live": "superseded = :zero AND stale = :zero", "superseded": "superseded = :one",
-           "stale": "stale = :one", "unconfirmed": "confirmed = :zero"}
 
 
 def list_filter(query: MemoryListQuery) -> tuple[list[str], dict[str, str], dict[str, Any]]:
@@ -38,8 +37,9 @@ def list_filter(query: MemoryListQuery) -> tuple[list[str], dict[str, str], dict
         values[":name_prefix"] = s(query.name_prefix)
         clauses.append("begins_with(#name, :name_prefix)")
     if query.status is not None:
-        values.update({":zero": n(0), ":one": n(1)})
-        clauses.append(_STATUS[query.status])
+        status, status_values = filter_expression(LISTING_STATUS[query.status])
+        values.update(status_values)
+        clauses.append(status)
     if query.labels or query.label_prefix is not None:
         names["#labels"] = "labels"
     for position, (label, value) in enumerate(sorted(query.labels.items())):
