@@ -60,7 +60,7 @@ def test_a_duplicate_of_a_writeback_still_being_stored_answers_409_with_retry_af
 
     c = Ob1Client(minter(["dup"], RW, "dup-agent"))
     payload = largest_payload("dup", "d1", staging.CHUNK + 6)  # staged: more than one transaction
-    real_write, calls = staging.DynamoDbMemoryStaging._write, []
+    real_write, calls = staging.DynamoDbMemoryStaging.write, []
 
     def dies_after_the_first_chunk(self: object, *args: object) -> object:
         calls.append(1)
@@ -69,10 +69,10 @@ def test_a_duplicate_of_a_writeback_still_being_stored_answers_409_with_retry_af
         return real_write(self, *args)  # type: ignore[arg-type]
 
     # Given a write-back whose writer is still inside its stage (here: stopped there, within the lease)
-    monkeypatch.setattr(staging.DynamoDbMemoryStaging, "_write", dies_after_the_first_chunk)
+    monkeypatch.setattr(staging.DynamoDbMemoryStaging, "write", dies_after_the_first_chunk)
     with pytest.raises(_Crash):
         c.call("POST", "/writeback", payload)
-    monkeypatch.setattr(staging.DynamoDbMemoryStaging, "_write", real_write)
+    monkeypatch.setattr(staging.DynamoDbMemoryStaging, "write", real_write)
     # When the same write-back arrives again, it is refused with 409, Retry-After and a message saying why
     code, answer, headers = c.call("POST", "/writeback", payload)
     assert code == 409 and headers.get("retry-after") == "2"

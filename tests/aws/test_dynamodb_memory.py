@@ -147,11 +147,11 @@ def test_superseding_and_idempotency_match_the_embedded_store(stores: Any) -> No
 def test_a_lost_race_for_a_live_name_is_a_conflict(stores: Any) -> None:
     _sqlite, ddb = stores
     ddb.insert(record("runbook"))
-    racer = DynamoDbMemoryStore(ddb._client, ddb.table)
-    pointer = ddb._get(f"MW#{WS}", "N#runbook")
+    racer = DynamoDbMemoryStore(lambda: ddb.db.client, ddb.table)
+    pointer = ddb.db.get_item(f"MW#{WS}", "N#runbook")
     ddb.insert(replace(record("runbook"), body="v2"))  # wins after the racer read the name
-    real_get = racer._get
-    racer._get = lambda pk, sk: pointer if sk == "N#runbook" else real_get(pk, sk)  # type: ignore[method-assign]
+    real_get = racer.db.get_item
+    racer.db.get_item = lambda pk, sk: pointer if sk == "N#runbook" else real_get(pk, sk)  # type: ignore[method-assign]
     with pytest.raises(Conflict):
         racer.insert(replace(record("runbook"), body="v2b"))
     assert ddb.find_live(WS, "N#runbook").revision == 2  # type: ignore[union-attr]
@@ -161,8 +161,9 @@ def test_stopwords_match_the_embedded_fts_query() -> None:
     from agentkb.adapters.aws.dynamodb.memory import match as dynamodb_memory_match
     from agentkb.adapters.embedded import index as sqlite_index
 
-    assert dynamodb_memory_match.STOPWORDS is sqlite_index.STOPWORDS  # one list (models/query_text.py)
-    assert dynamodb_memory_match.MAX_QUERY_TERMS == sqlite_index.MAX_QUERY_TERMS
+    # one rule (models/query_text.py): the same words, stopwords and cap, also for a query of stopwords only
+    for text in ("How do the deploy and the runbook agree? " + " ".join(f"w{i}" for i in range(80)), "the and of"):
+        assert sqlite_index.fts_query(text) == " OR ".join(f'"{t}"' for t in dynamodb_memory_match.query_terms(text))
 
 
 def test_the_aws_container_serves_the_dynamodb_memory_and_graph_stores(aws_settings: AwsEnv) -> None:

@@ -117,7 +117,7 @@ def test_a_commit_that_wins_the_race_with_the_sweep_leaves_the_writeback_whole(
     written = store.insert_batch(batch())
     assert [r["status"]["S"] for r in seen] == ["pending"]
     # ... and acts on that read after the commit: its conditional abort fails, it discards nothing
-    assert store._settle(WS, seen[0]) is False
+    assert store.sweep.settle(WS, seen[0]) is False
     assert len(written) == SIZE and visible(store) == SIZE
     assert len(store.get_many(WS, [w.memory_id for w in written])) == SIZE
 

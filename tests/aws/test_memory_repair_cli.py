@@ -40,14 +40,14 @@ def test_repair_converts_old_name_claims_and_sweeps_abandoned_stages(
     reset_settings()
     reset_ports()
     store = _truth()
-    client, table = store.client, store.table
+    client, table = store.db.client, store.table
     # Given an old-layout personal claim (written before per-owner names) ...
     bob = store.insert(record("mine", body="bob's", visibility="personal", owner_id="bob"))
     client.delete_item(TableName=table, Key=key(f"MW#{WS}", name_key("personal", "bob", "mine")))
     client.put_item(TableName=table, Item={**key(f"MW#{WS}", "N#mine"), "memory_id": n(bob.memory_id),
                                            "revision": n(1)})
     # ... and a write-back abandoned by a writer that died between its stage transactions
-    real, calls = staging.DynamoDbMemoryStaging._write, []
+    real, calls = staging.DynamoDbMemoryStaging.write, []
 
     def dies(self: Any, *args: Any) -> Any:
         calls.append(1)
@@ -55,10 +55,10 @@ def test_repair_converts_old_name_claims_and_sweeps_abandoned_stages(
             raise _Crash
         return real(self, *args)
 
-    monkeypatch.setattr(staging.DynamoDbMemoryStaging, "_write", dies)
+    monkeypatch.setattr(staging.DynamoDbMemoryStaging, "write", dies)
     with pytest.raises(_Crash):
         store.insert_batch([record(f"wb-{i:02d}", body=f"finding {i}") for i in range(staging.CHUNK + 3)])
-    monkeypatch.setattr(staging.DynamoDbMemoryStaging, "_write", real)
+    monkeypatch.setattr(staging.DynamoDbMemoryStaging, "write", real)
     monkeypatch.setattr(staging, "STAGE_LEASE_S", 0.0)
     # When the operator runs the repair
     assert main(["memory", "repair", "--workspace", WS]) == 0

@@ -100,7 +100,7 @@ def test_a_claim_in_the_way_is_reported_and_the_table_stays_unconverted(client: 
     assert report.left == ["ws1/bob-note"] and not report.converted and report.moved == len(ids) - 1
     # The write path keeps its lazy fallback on such a table
     store = DynamoDbMemoryStore(lambda: client, "memory")
-    assert store._old_claims_possible()
+    assert store.names.old_claims_possible()
 
 
 def counted(client: Any) -> Counter[str]:

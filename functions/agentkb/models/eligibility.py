@@ -2,7 +2,9 @@
 
 Each engine translates the same predicate (embedded: SQL WHERE and a numpy mask; AWS: a DynamoDB FilterExpression,
 OpenSearch bool/filter DSL and `evaluate` on consistent reads), exactly like tag filters are compiled once and
-translated per engine. A congruence test generates scopes and memories and holds every translation equal.
+translated per engine. `translate` walks the predicate once for all of them: an engine only says what each kind of
+clause is in its own words (a `Translation`). A congruence test generates scopes and memories and holds every
+translation equal.
 
 Facets (the only names a predicate mentions): vis_rank, project_id, channel_id, owner_id, sensitivity, confirmed,
 stale, superseded (0/1 integers), valid_until and updated_at (epoch seconds). A missing facet is SQL NULL: it
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
 
 from agentkb.models.memory.api import VISIBILITY_RANK
 from agentkb.models.recall.api import RecallScope
@@ -63,6 +65,24 @@ class AnyOf:
 
 Clause = Eq | Above | OneOf | Absent | AllOf | AnyOf
 Operator = Literal["=", ">", ">="]
+T = TypeVar("T")
+
+
+class Translation(Protocol[T]):
+    """One engine's words for each kind of clause; `translate` hands it the parts already translated."""
+
+    def all_of(self, parts: list[T]) -> T: ...
+    def any_of(self, parts: list[T]) -> T: ...
+    def absent(self, field: str) -> T: ...
+    def one_of(self, field: str, values: tuple[int, ...]) -> T: ...
+    def eq(self, field: str, value: str | int) -> T: ...
+    def above(self, field: str, value: float, inclusive: bool) -> T: ...
+
+
+# What a memory listing's `status` filter keeps (MemoryListQuery.status), in the same clauses the engines translate.
+LISTING_STATUS: dict[str, Clause] = {"live": AllOf((Eq("superseded", 0), Eq("stale", 0))),
+                                     "superseded": Eq("superseded", 1), "stale": Eq("stale", 1),
+                                     "unconfirmed": Eq("confirmed", 0)}
 
 
 def compile_eligibility(scope: RecallScope) -> AllOf:
@@ -105,3 +125,18 @@ def evaluate(clause: Clause, facets: Mapping[str, Any]) -> bool:
     if isinstance(clause, OneOf):
         return value in clause.values
     return bool(value >= clause.value if clause.inclusive else value > clause.value)
+
+
+def translate(clause: Clause, words: Translation[T]) -> T:
+    """The predicate in an engine's words, its clauses taken in reading order (placeholders number that way)."""
+    if isinstance(clause, AllOf):
+        return words.all_of([translate(c, words) for c in clause.clauses])
+    if isinstance(clause, AnyOf):
+        return words.any_of([translate(c, words) for c in clause.clauses])
+    if isinstance(clause, Absent):
+        return words.absent(clause.field)
+    if isinstance(clause, OneOf):
+        return words.one_of(clause.field, clause.values)
+    if isinstance(clause, Eq):
+        return words.eq(clause.field, clause.value)
+    return words.above(clause.field, clause.value, clause.inclusive)

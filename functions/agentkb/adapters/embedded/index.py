@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -11,7 +10,6 @@ from typing import Any
 import numpy as np
 
 from agentkb.adapters.embedded.lexical.tantivy import LexicalIndexes
-from agentkb.adapters.embedded.lexical.text import MAX_QUERY_TERMS, STOPWORDS
 from agentkb.adapters.embedded.sqlite.catalog import check_revision
 from agentkb.adapters.embedded.sqlite.db import Database
 from agentkb.adapters.embedded.sqlite.embedding_cache import dropped_texts, release_vectors
@@ -26,14 +24,12 @@ from agentkb.models.domain import (
     KnowledgeBase,
     LegHit,
 )
-
-_WORD = re.compile(r"\w+", re.UNICODE)
+from agentkb.models.query_text import MAX_QUERY_TERMS, query_words
 
 
 def fts_query(text: str) -> str | None:
     """A safe FTS5 MATCH expression for the memory store: quoted word terms OR-ed (no operator injection)."""
-    words = list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if w.strip("_")))
-    terms = [w for w in words if w not in STOPWORDS] or words
+    terms = query_words(text)
     if not terms:
         return None
     return " OR ".join(f'"{t}"' for t in terms[:MAX_QUERY_TERMS])

@@ -18,8 +18,8 @@ from typing import Any
 
 from agentkb.adapters.aws.dynamodb.documents import DocumentItems, document_from_item, document_item
 from agentkb.adapters.aws.dynamodb.tables import get_n, get_s, guarded, key, n, query_all, s
-from agentkb.adapters.aws.errors import failed_a_condition, is_conditional_failure, store_failure
-from agentkb.errors import Conflict, RevisionConflict
+from agentkb.adapters.aws.errors import failed_a_condition, store_failure
+from agentkb.errors import RevisionConflict
 from agentkb.models.domain import Document, EmbeddingProfile, KnowledgeBase, TagDefinition
 
 STORE = "catalog"
@@ -60,7 +60,7 @@ class DynamoDbCatalog(DocumentItems):
 
     # -- workspaces -------------------------------------------------------------------------------------
     def workspace_search_mode(self, workspace_id: str) -> str | None:
-        item = self._get(f"WS#{workspace_id}", "#WORKSPACE")
+        item = self.get_item(f"WS#{workspace_id}", "#WORKSPACE")
         return get_s(item, "search_mode") if item else None
 
     def set_workspace_search_mode(self, workspace_id: str, mode: str | None) -> None:
@@ -93,19 +93,14 @@ class DynamoDbCatalog(DocumentItems):
                         "UpdateExpression": "SET created_at = if_not_exists(created_at, :now)",
                         "ExpressionAttributeValues": {":now": s(now)}}},
         ]
-        try:
-            self.client.transact_write_items(TransactItems=items)
-        except Exception as exc:
-            if is_conditional_failure(exc):
-                raise Conflict("A knowledge base with this name already exists in the workspace") from exc
-            raise store_failure(exc, store=STORE) from exc
+        self.transact(items, conflict="A knowledge base with this name already exists in the workspace")
 
     def get_knowledge_base(self, workspace_id: str, kb_id: str) -> KnowledgeBase | None:
-        item = self._get(f"WS#{workspace_id}", f"KB#{kb_id}")
+        item = self.get_item(f"WS#{workspace_id}", f"KB#{kb_id}")
         return self._remember(_kb(item)) if item else None
 
     def find_knowledge_base_by_name(self, workspace_id: str, name: str) -> KnowledgeBase | None:
-        pointer = self._get(f"WS#{workspace_id}", f"KBNAME#{name}")
+        pointer = self.get_item(f"WS#{workspace_id}", f"KBNAME#{name}")
         return self.get_knowledge_base(workspace_id, get_s(pointer, "kb_id") or "") if pointer else None
 
     def list_knowledge_bases(self, workspace_id: str) -> list[KnowledgeBase]:
@@ -115,16 +110,16 @@ class DynamoDbCatalog(DocumentItems):
         return sorted((_kb(i) for i in items), key=lambda kb: (kb.name, kb.id))
 
     def index_version(self, knowledge_base_id: str) -> int | None:
-        item = self._get(f"KB#{knowledge_base_id}", "#KB")
+        item = self.get_item(f"KB#{knowledge_base_id}", "#KB")
         return get_n(item, "version") if item else None
 
     # -- documents --------------------------------------------------------------------------------------
     def get_document(self, kb_id: str, document_id: str) -> Document | None:
-        item = self._get(f"KB#{kb_id}", f"DOC#{document_id}")
+        item = self.get_item(f"KB#{kb_id}", f"DOC#{document_id}")
         return document_from_item(item) if item else None
 
     def find_document_by_name(self, kb_id: str, name: str) -> Document | None:
-        pointer = self._get(f"KB#{kb_id}", f"DOCNAME#{name}")
+        pointer = self.get_item(f"KB#{kb_id}", f"DOCNAME#{name}")
         return self.get_document(kb_id, get_s(pointer, "document_id") or "") if pointer else None
 
     def find_documents_by_source_path(self, kb_id: str, source_paths: Collection[str]) -> list[Document]:
@@ -166,7 +161,7 @@ class DynamoDbCatalog(DocumentItems):
             raise self._name_revision(document.knowledge_base_id, document.name) from exc
 
     def _name_revision(self, kb_id: str, name: str) -> RevisionConflict:
-        pointer = self._get(f"KB#{kb_id}", f"DOCNAME#{name}")
+        pointer = self.get_item(f"KB#{kb_id}", f"DOCNAME#{name}")
         if pointer is None:
             return RevisionConflict(0, None)
         holder = get_s(pointer, "document_id") or ""

@@ -16,19 +16,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from agentkb.adapters.aws.dynamodb.tables import (
-    DynamoDbTable,
-    batch_get,
-    batch_write,
-    get_n,
-    get_s,
-    guarded,
-    key,
-    n,
-    query_all,
-    s,
-)
-from agentkb.adapters.aws.errors import is_conditional_failure, store_failure
+from agentkb.adapters.aws.dynamodb.tables import DynamoDbTable, get_n, get_s, guarded, key, n, s
 from agentkb.models.domain import Document, KnowledgeBase
 from agentkb.paging import decode_cursor, encode_cursor, invalid_cursor, is_string_pair
 
@@ -82,7 +70,7 @@ class DocumentItems(DynamoDbTable):
         if document.content is None:
             return
         prefix = f"DOCTEXT#{document.id}#{document.revision}#"
-        batch_write(self.client, STORE, self.table, [
+        self.batch_write([
             {"PutRequest": {"Item": {**key(f"KB#{document.knowledge_base_id}", f"{prefix}{i:05d}"), "text": s(part)}}}
             for i, part in enumerate(_parts(document.content))])
 
@@ -90,40 +78,36 @@ class DocumentItems(DynamoDbTable):
         """The text parts of the document's revisions that are `stale` (a later write may be putting its own)."""
         prefix = f"DOCTEXT#{document_id}#"
         parts = [i["sk"]["S"] for i in self._query(kb_id, prefix, "sk")]
-        batch_write(self.client, STORE, self.table, [
+        self.batch_write([
             {"DeleteRequest": {"Key": key(f"KB#{kb_id}", sk)}} for sk in parts
             if stale(int(sk.removeprefix(prefix).split("#")[0]))])
 
     def mark_failed(self, kb_id: str, document_id: str, revision: int, error: str) -> None:
         """A queued revision that could not be indexed: `failed` with the reason (only while it is the record's
         revision and still `indexing`)."""
-        try:
-            self.client.update_item(
-                TableName=self.table, Key=key(f"KB#{kb_id}", f"DOC#{document_id}"),
-                UpdateExpression="SET #st = :failed, #er = :error",
-                ConditionExpression="#st = :indexing AND #rev = :rev",
-                ExpressionAttributeNames={"#st": "status", "#er": "error", "#rev": "revision"},
-                ExpressionAttributeValues={":failed": s("failed"), ":error": s(error[:1000]),
-                                           ":indexing": s("indexing"), ":rev": n(revision)})
-        except Exception as exc:
-            if not is_conditional_failure(exc):  # already indexed by a later write, or deleted: nothing to mark
-                raise store_failure(exc, store=STORE) from exc
+        # a failed condition: already indexed by a later write, or deleted: nothing to mark
+        self.conditional(lambda: self.client.update_item(
+            TableName=self.table, Key=key(f"KB#{kb_id}", f"DOC#{document_id}"),
+            UpdateExpression="SET #st = :failed, #er = :error",
+            ConditionExpression="#st = :indexing AND #rev = :rev",
+            ExpressionAttributeNames={"#st": "status", "#er": "error", "#rev": "revision"},
+            ExpressionAttributeValues={":failed": s("failed"), ":error": s(error[:1000]),
+                                       ":indexing": s("indexing"), ":rev": n(revision)}))
 
     def document_content(self, kb_id: str, document_id: str) -> str | None:
-        record = self._get(f"KB#{kb_id}", f"DOC#{document_id}")
+        record = self.get_item(f"KB#{kb_id}", f"DOC#{document_id}")
         if record is None or "text_parts" not in record:
             return None
         prefix = f"DOCTEXT#{document_id}#{get_n(record, 'revision', 1)}#"
         keys = [key(f"KB#{kb_id}", f"{prefix}{i:05d}") for i in range(get_n(record, "text_parts"))]
-        parts = {i["sk"]["S"]: get_s(i, "text") or "" for i in batch_get(self.client, STORE, self.table, keys,
-                                                                          consistent=True)}
+        parts = {i["sk"]["S"]: get_s(i, "text") or "" for i in self.batch_get(keys, consistent=True)}
         return "".join(parts.get(k["sk"]["S"], "") for k in keys)
 
     def list_documents(self, kb_id: str, limit: int, cursor: str | None = None) -> tuple[list[Document], str | None]:
         """A page of the KB's documents in name order, as the embedded catalog pages them: the DOCNAME# pointers
         sort by name (unique per KB), their records are read consistently; the cursor holds the last name shown."""
         kwargs: dict[str, Any] = {
-            "TableName": self.table, "KeyConditionExpression": "pk = :pk AND begins_with(sk, :name)",
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :name)",
             "ExpressionAttributeValues": {":pk": s(f"KB#{kb_id}"), ":name": s("DOCNAME#")}, "Limit": limit + 1,
             "ConsistentRead": True}
         if cursor:
@@ -131,12 +115,12 @@ class DocumentItems(DynamoDbTable):
             if after[0] != kb_id:
                 raise invalid_cursor()  # another KB's cursor: the same 400 as a forged one
             kwargs["ExclusiveStartKey"] = key(f"KB#{kb_id}", f"DOCNAME#{after[1]}")
-        page = guarded(STORE, lambda: self.client.query(**kwargs))
+        page = self.query_page(**kwargs)
         items = page.get("Items", [])
         pointers = items[:limit]
         ids = [get_s(p, "document_id") or "" for p in pointers]
-        records = {get_s(i, "document_id"): i for i in batch_get(
-            self.client, STORE, self.table, [key(f"KB#{kb_id}", f"DOC#{d}") for d in ids], consistent=True)}
+        records = {get_s(i, "document_id"): i for i in self.batch_get(
+            [key(f"KB#{kb_id}", f"DOC#{d}") for d in ids], consistent=True)}
         docs = [document_from_item(records[d]) for d in ids if d in records]
         more = len(items) > limit or "LastEvaluatedKey" in page
         last = pointers[-1]["sk"]["S"].removeprefix("DOCNAME#") if pointers else ""
@@ -145,8 +129,7 @@ class DocumentItems(DynamoDbTable):
     def delete_knowledge_base(self, kb: KnowledgeBase) -> None:
         """Documents, names and text first, the KB record last: a crash midway leaves a KB a retry can finish."""
         children = [i["sk"]["S"] for i in self._query(kb.id, "", "sk")]
-        batch_write(self.client, STORE, self.table,
-                    [{"DeleteRequest": {"Key": key(f"KB#{kb.id}", sk)}} for sk in children if sk != "#KB"])
+        self.batch_write([{"DeleteRequest": {"Key": key(f"KB#{kb.id}", sk)}} for sk in children if sk != "#KB"])
         ws = f"WS#{kb.workspace_id}"
         guarded(STORE, lambda: self.client.transact_write_items(TransactItems=[
             {"Delete": {"TableName": self.table, "Key": key(ws, f"KB#{kb.id}")}},
@@ -156,5 +139,5 @@ class DocumentItems(DynamoDbTable):
     def _query(self, kb_id: str, prefix: str, projection: str) -> list[dict[str, Any]]:
         values = {":pk": s(f"KB#{kb_id}"), **({":p": s(prefix)} if prefix else {})}
         condition = "pk = :pk AND begins_with(sk, :p)" if prefix else "pk = :pk"
-        return list(query_all(self.client, STORE, TableName=self.table, ProjectionExpression=projection,
-                              KeyConditionExpression=condition, ExpressionAttributeValues=values))
+        return list(self.query(ProjectionExpression=projection, KeyConditionExpression=condition,
+                               ExpressionAttributeValues=values))

@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import cache, partial
 from typing import Any
 
-from agentkb.adapters.aws.errors import is_aws_failure, store_failure
+from agentkb.adapters.aws.errors import is_aws_failure, is_conditional_failure, store_failure
+from agentkb.errors import Conflict
 
 _lock = threading.Lock()
 ClientFactory = Callable[[], Any]  # returns the process's boto3 client of one service (built on the first call)
@@ -125,20 +126,69 @@ def batch_write(client: Any, store: str, table: str, requests: Sequence[dict[str
 
 
 class DynamoDbTable:
-    """A store on one table: the boto3 client comes from a factory on first use (never at import)."""
+    """One table: its name, its boto3 client (from a factory, on first use, never at import) and the calls a store
+    makes on it, each failure mapped under the store's name. A large store's parts share one (composition: the
+    memory and graph stores); a small store extends it."""
 
     store = "table"  # the name aws_errors uses when it maps this store's failures
 
-    def __init__(self, client: Callable[[], Any], table: str) -> None:
+    def __init__(self, client: ClientFactory, table: str, *, store: str | None = None) -> None:
         self._client = client
         self.table = table
+        if store is not None:
+            self.store = store
 
     @property
     def client(self) -> Any:
         return self._client()
 
-    def _get(self, pk: str, sk: str) -> dict[str, Any] | None:
+    def get_item(self, pk: str, sk: str) -> dict[str, Any] | None:
         """A consistent point read; None when the item does not exist."""
         item = guarded(self.store, lambda: self.client.get_item(TableName=self.table, Key=key(pk, sk),
                                                                 ConsistentRead=True)).get("Item")
         return item or None
+
+    def query(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        """Every item of a Query on this table, following LastEvaluatedKey."""
+        return query_all(self.client, self.store, TableName=self.table, **kwargs)
+
+    def query_page(self, **kwargs: Any) -> dict[str, Any]:
+        """One page of a Query on this table."""
+        page: dict[str, Any] = guarded(self.store, lambda: self.client.query(TableName=self.table, **kwargs))
+        return page
+
+    def scan_page(self, **kwargs: Any) -> dict[str, Any]:
+        """One page of a Scan of this table."""
+        page: dict[str, Any] = guarded(self.store, lambda: self.client.scan(TableName=self.table, **kwargs))
+        return page
+
+    def update(self, **kwargs: Any) -> dict[str, Any]:
+        """One UpdateItem on this table."""
+        out: dict[str, Any] = guarded(self.store, lambda: self.client.update_item(TableName=self.table, **kwargs))
+        return out
+
+    def batch_get(self, keys: Sequence[dict[str, Any]], *, consistent: bool = False) -> list[dict[str, Any]]:
+        return batch_get(self.client, self.store, self.table, keys, consistent=consistent)
+
+    def batch_write(self, requests: Sequence[dict[str, Any]]) -> None:
+        batch_write(self.client, self.store, self.table, requests)
+
+    def transact(self, actions: list[dict[str, Any]], *, conflict: str) -> None:
+        """One TransactWriteItems: a failed condition is a Conflict saying `conflict`, anything else a store
+        failure."""
+        try:
+            self.client.transact_write_items(TransactItems=actions)
+        except Exception as exc:
+            if is_conditional_failure(exc):
+                raise Conflict(conflict) from exc
+            raise store_failure(exc, store=self.store) from exc
+
+    def conditional(self, call: Callable[[], Any]) -> bool:
+        """Run one conditional write: False when its condition failed, a store failure for anything else."""
+        try:
+            call()
+        except Exception as exc:
+            if is_conditional_failure(exc):
+                return False
+            raise store_failure(exc, store=self.store) from exc
+        return True

@@ -37,7 +37,7 @@ class DynamoDbRecallTraceStore(DynamoDbTable):
             raise store_failure(exc, store=STORE) from exc
 
     def get(self, request_id: str) -> RecallTrace | None:
-        item = self._get(f"RT#{request_id}", "#TRACE")
+        item = self.get_item(f"RT#{request_id}", "#TRACE")
         return decode_trace(get_s(item, "trace") or "{}") if item else None
 
     def record_usage(self, request_id: str, used: Sequence[int], ignored: Mapping[int, str | None],

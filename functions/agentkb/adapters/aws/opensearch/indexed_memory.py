@@ -71,7 +71,7 @@ class IndexedMemoryStore:
 
     def __init__(self, truth: DynamoDbMemoryStore, index: OpenSearchMemoryIndex, *,
                  clock: Callable[[], float] = time.time) -> None:
-        truth.track_index = True  # the `P#~` marker joins each memory's own DynamoDB transaction
+        truth.markers.track_index = True  # the `P#~` marker joins each memory's own DynamoDB transaction
         self.truth = truth
         self.index = index
         self.clock = clock

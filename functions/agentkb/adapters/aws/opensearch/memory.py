@@ -15,7 +15,7 @@ from typing import Any
 from agentkb.adapters.aws.errors import is_index_missing
 from agentkb.adapters.aws.opensearch.ops import bulk, ensure_index, knn_method, lookup_ids
 from agentkb.adapters.aws.opensearch.transport import JsonClient
-from agentkb.models.eligibility import Absent, AllOf, AnyOf, Clause, Eq, OneOf, compile_eligibility
+from agentkb.models.eligibility import Clause, compile_eligibility, translate
 from agentkb.models.recall.api import RecallScope
 
 TEXT_FIELDS = ("name^2", "description^1.5", "body")
@@ -40,19 +40,31 @@ def memory_index_body(dimension: int, generation: str) -> dict[str, Any]:
     return {"settings": {"index": {"knn": True}}, "mappings": {"properties": properties}}
 
 
+class _DslWords:
+    """The predicate as filter-context queries (a missing field is NULL)."""
+
+    def all_of(self, parts: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"bool": {"filter": parts}}
+
+    def any_of(self, parts: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"bool": {"should": parts, "minimum_should_match": 1}}
+
+    def absent(self, field: str) -> dict[str, Any]:
+        return {"bool": {"must_not": [{"exists": {"field": field}}]}}
+
+    def one_of(self, field: str, values: tuple[int, ...]) -> dict[str, Any]:
+        return {"terms": {field: list(values)}}
+
+    def eq(self, field: str, value: str | int) -> dict[str, Any]:
+        return {"term": {field: value}}
+
+    def above(self, field: str, value: float, inclusive: bool) -> dict[str, Any]:
+        return {"range": {field: {"gte" if inclusive else "gt": value}}}
+
+
 def to_dsl(clause: Clause) -> dict[str, Any]:
-    """One clause of the compiled eligibility predicate as a filter-context query (a missing field is NULL)."""
-    if isinstance(clause, AllOf):
-        return {"bool": {"filter": [to_dsl(c) for c in clause.clauses]}}
-    if isinstance(clause, AnyOf):
-        return {"bool": {"should": [to_dsl(c) for c in clause.clauses], "minimum_should_match": 1}}
-    if isinstance(clause, Absent):
-        return {"bool": {"must_not": [{"exists": {"field": clause.field}}]}}
-    if isinstance(clause, OneOf):
-        return {"terms": {clause.field: list(clause.values)}}
-    if isinstance(clause, Eq):
-        return {"term": {clause.field: clause.value}}
-    return {"range": {clause.field: {"gte" if clause.inclusive else "gt": clause.value}}}
+    """One clause of the compiled eligibility predicate as a filter-context query."""
+    return translate(clause, _DslWords())
 
 
 def eligibility_dsl(scope: RecallScope) -> list[dict[str, Any]]:

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Any
 
 import tantivy
 
-from agentkb.models.query_text import STOPWORDS as STOPWORDS  # the one list, re-exported
-
-MAX_QUERY_TERMS = 64
-_WORD = re.compile(r"\w+", re.UNICODE)
+from agentkb.models.query_text import MAX_QUERY_TERMS, query_words
 
 
 @lru_cache(maxsize=1)
@@ -24,9 +20,7 @@ def analyzer() -> Any:
 
 def query_terms(text: str) -> list[str]:
     """The analysed, de-duplicated terms of a query (stopwords dropped unless nothing else is left)."""
-    words = list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if w.strip("_")))
-    kept = [w for w in words if w not in STOPWORDS] or words
     terms: list[str] = []
-    for word in kept:
+    for word in query_words(text):
         terms.extend(analyzer().analyze(word))
     return list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]

@@ -13,17 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from agentkb.models.eligibility import (
-    NUMBER_FACETS,
-    STRING_FACETS,
-    Absent,
-    AllOf,
-    AnyOf,
-    Clause,
-    Eq,
-    OneOf,
-    compile_eligibility,
-)
+from agentkb.models.eligibility import NUMBER_FACETS, STRING_FACETS, Clause, compile_eligibility, translate
 from agentkb.models.recall.api import RecallScope
 
 # The facet columns, in the order _Facets.build reads them after `id`.
@@ -58,53 +48,84 @@ class Facets:
         return cls(version, np.fromiter((r[0] for r in rows), np.int64, len(rows)), columns, codes)
 
 
-def to_sql(clause: Clause, params: dict[str, Any]) -> str:
+class _SqlWords:
     """The predicate as SQL over alias `m`; values become named parameters added to `params`."""
-    if isinstance(clause, AllOf | AnyOf):
-        joiner = " AND " if isinstance(clause, AllOf) else " OR "
-        return "(" + joiner.join(to_sql(c, params) for c in clause.clauses) + ")"
-    column = f"m.{clause.field}"  # facet names come from models/eligibility.py, never from a request
-    if isinstance(clause, Absent):
-        return f"{column} IS NULL"
-    if isinstance(clause, OneOf):
-        names = []
-        for value in clause.values:
-            names.append(f":e{len(params)}")
-            params[names[-1][1:]] = value
-        return f"{column} IN ({', '.join(names)})" if names else "0"
-    name = f"e{len(params)}"
-    params[name] = clause.value
-    if isinstance(clause, Eq):
-        return f"{column} = :{name}"
-    return f"{column} {'>=' if clause.inclusive else '>'} :{name}"
+
+    def __init__(self, params: dict[str, Any]) -> None:
+        self.params = params
+
+    def _param(self, value: Any) -> str:
+        name = f"e{len(self.params)}"
+        self.params[name] = value
+        return ":" + name
+
+    def all_of(self, parts: list[str]) -> str:
+        return "(" + " AND ".join(parts) + ")"
+
+    def any_of(self, parts: list[str]) -> str:
+        return "(" + " OR ".join(parts) + ")"
+
+    def absent(self, field: str) -> str:  # facet names come from models/eligibility.py, never from a request
+        return f"m.{field} IS NULL"
+
+    def one_of(self, field: str, values: tuple[int, ...]) -> str:
+        return f"m.{field} IN ({', '.join(self._param(v) for v in values)})" if values else "0"
+
+    def eq(self, field: str, value: str | int) -> str:
+        return f"m.{field} = {self._param(value)}"
+
+    def above(self, field: str, value: float, inclusive: bool) -> str:
+        return f"m.{field} {'>=' if inclusive else '>'} {self._param(value)}"
 
 
-def to_mask(clause: Clause, facets: Facets) -> np.ndarray:
+class _MaskWords:
     """The predicate evaluated over every cached row at once."""
-    if isinstance(clause, AllOf | AnyOf):
-        out = np.full(len(facets.ids), isinstance(clause, AllOf))
-        for c in clause.clauses:
-            out = out & to_mask(c, facets) if isinstance(clause, AllOf) else out | to_mask(c, facets)
+
+    def __init__(self, facets: Facets) -> None:
+        self.facets = facets
+
+    def _value(self, field: str, value: Any) -> Any:
+        """A string facet's value as its column code (-2: a value no memory holds)."""
+        return self.facets.codes[field].get(str(value), -2) if field in STRING_FACETS else value
+
+    def all_of(self, parts: list[np.ndarray]) -> np.ndarray:
+        out = np.full(len(self.facets.ids), True)
+        for part in parts:
+            out = out & part
         return out
-    column = facets.columns[clause.field]
-    if isinstance(clause, Absent):
-        return np.isnan(column) if clause.field in NUMBER_FACETS else column == _NULL_CODE  # type: ignore[no-any-return]
-    if isinstance(clause, OneOf):
-        return np.isin(column, np.asarray(clause.values, dtype=np.float64))
-    value: Any = clause.value
-    if clause.field in STRING_FACETS:
-        value = facets.codes[clause.field].get(str(value), -2)  # -2: a value no memory holds
-    if isinstance(clause, Eq):
-        return column == value  # type: ignore[no-any-return]
-    return column >= value if clause.inclusive else column > value  # type: ignore[no-any-return]
+
+    def any_of(self, parts: list[np.ndarray]) -> np.ndarray:
+        out = np.full(len(self.facets.ids), False)
+        for part in parts:
+            out = out | part
+        return out
+
+    def absent(self, field: str) -> np.ndarray:
+        column = self.facets.columns[field]
+        return np.isnan(column) if field in NUMBER_FACETS else column == _NULL_CODE  # type: ignore[no-any-return]
+
+    def one_of(self, field: str, values: tuple[int, ...]) -> np.ndarray:
+        return np.isin(self.facets.columns[field], np.asarray(values, dtype=np.float64))
+
+    def eq(self, field: str, value: str | int) -> np.ndarray:
+        return self.facets.columns[field] == self._value(field, value)  # type: ignore[no-any-return]
+
+    def above(self, field: str, value: float, inclusive: bool) -> np.ndarray:
+        column, bound = self.facets.columns[field], self._value(field, value)
+        return column >= bound if inclusive else column > bound  # type: ignore[no-any-return]
+
+
+def clause_sql(clause: Clause, params: dict[str, Any]) -> str:
+    """A predicate as SQL over alias `m`; its values become named parameters added to `params`."""
+    return translate(clause, _SqlWords(params))
 
 
 def eligibility_sql(scope: RecallScope) -> tuple[str, dict[str, Any]]:
     """The WHERE clause (over alias `m`) that makes a memory eligible for a recall scope, workspace included."""
     params: dict[str, Any] = {"ws": scope.workspace_id}
-    return f"m.workspace_id = :ws AND {to_sql(compile_eligibility(scope), params)}", params
+    return f"m.workspace_id = :ws AND {clause_sql(compile_eligibility(scope), params)}", params
 
 
 def eligibility_mask(facets: Facets, scope: RecallScope) -> np.ndarray:
     """Exactly eligibility_sql's rows, over the workspace's cached facet columns."""
-    return to_mask(compile_eligibility(scope), facets)
+    return translate(compile_eligibility(scope), _MaskWords(facets))

@@ -1,4 +1,4 @@
-"""The DynamoDB graph store's plumbing shared by its read, match and write modules (layout: dynamodb_graph)."""
+"""The DynamoDB graph table as its read, match and write parts share it (item layout: store.py)."""
 
 from __future__ import annotations
 
@@ -51,12 +51,12 @@ def adjacency_keys(ws: str, item: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-class DynamoDbGraphBase(DynamoDbTable):
+class DynamoDbGraphTable(DynamoDbTable):
     """Consistent batch reads, paged queries and chunked transactions over the graph table."""
 
     store = STORE
 
-    def _get_many(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+    def get_many(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
         """Consistent BatchGetItem by (pk, sk), pages of 100, UnprocessedKeys retried."""
         wanted = list(dict.fromkeys(keys))
         found: dict[tuple[str, str], dict[str, Any]] = {}
@@ -75,8 +75,10 @@ class DynamoDbGraphBase(DynamoDbTable):
                 raise store_failure(RuntimeError("unprocessed keys"), store=STORE)
         return found
 
-    def _query(self, pk: str, condition: str = "", values: dict[str, Any] | None = None,
-               limit: int | None = None, projection: str | None = None) -> list[dict[str, Any]]:
+    def partition(self, pk: str, condition: str = "", values: dict[str, Any] | None = None,
+                  limit: int | None = None, projection: str | None = None) -> list[dict[str, Any]]:
+        """The items of partition `pk` (consistent), those matching a sort key `condition` when given, at most
+        `limit` (applied by DynamoDB)."""
         kwargs: dict[str, Any] = {"TableName": self.table, "ConsistentRead": True,
                                   "KeyConditionExpression": "pk = :pk" + (f" AND {condition}" if condition else ""),
                                   "ExpressionAttributeValues": {":pk": s(pk), **(values or {})}}
@@ -94,7 +96,7 @@ class DynamoDbGraphBase(DynamoDbTable):
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         return items
 
-    def _transact(self, groups: Sequence[dict[tuple[str, str], dict[str, Any]]]) -> None:
+    def write(self, groups: Sequence[dict[tuple[str, str], dict[str, Any]]]) -> None:
         """Write the ops in order, in transactions of <= 100 actions (atomic only when they fit in one)."""
         batch: list[dict[str, Any]] = []
         size = 0
@@ -119,8 +121,8 @@ class DynamoDbGraphBase(DynamoDbTable):
                     raise store_failure(exc, store=STORE) from exc
                 raise
 
-    def _put(self, item: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    def put_op(self, item: dict[str, Any], **extra: Any) -> dict[str, Any]:
         return {"Put": {"TableName": self.table, "Item": item, **extra}}
 
-    def _delete(self, pk: str, sk: str) -> dict[str, Any]:
+    def delete_op(self, pk: str, sk: str) -> dict[str, Any]:
         return {"Delete": {"TableName": self.table, "Key": key(pk, sk)}}

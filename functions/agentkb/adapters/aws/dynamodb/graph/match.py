@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from agentkb.adapters.aws.dynamodb.graph.base import DynamoDbGraphBase
+from agentkb.adapters.aws.dynamodb.graph.base import DynamoDbGraphTable
 from agentkb.adapters.aws.dynamodb.tables import get_n, get_s, s
 from agentkb.models.graph.records import GraphMatchPage, GraphMatchQuery
 from agentkb.services.graph.rank import (
@@ -19,20 +20,23 @@ from agentkb.services.graph.rank import (
 )
 
 
-class DynamoDbGraphMatcher(DynamoDbGraphBase):
+@dataclass(frozen=True, slots=True)
+class DynamoDbGraphMatcher:
     """GraphStore.term_statistics and match_entities."""
 
+    db: DynamoDbGraphTable
+
     def term_statistics(self, workspace_id: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        meta = self._get_many([(f"G#{workspace_id}", "#META")]).get((f"G#{workspace_id}", "#META"))
+        meta = self.db.get_many([(f"G#{workspace_id}", "#META")]).get((f"G#{workspace_id}", "#META"))
         by_pk = {f"GT#{workspace_id}#{t}": t for t in terms}
-        found = self._get_many((pk, "#DF") for pk in by_pk)
+        found = self.db.get_many((pk, "#DF") for pk in by_pk)
         df = {by_pk[pk]: get_n(item, "df") for (pk, _sk), item in found.items()}
         return (get_n(meta, "entity_count") if meta else 0), df
 
     def _linked(self, query: GraphMatchQuery) -> set[str]:
         if query.project_id is None:
             return set()
-        return {get_s(i, "entity_id") or "" for i in self._query(f"GL#{query.workspace_id}#{query.project_id}")}
+        return {get_s(i, "entity_id") or "" for i in self.db.partition(f"GL#{query.workspace_id}#{query.project_id}")}
 
     @staticmethod
     def _in_scope(query: GraphMatchQuery, item: dict[str, Any], linked: set[str]) -> bool:
@@ -48,9 +52,9 @@ class DynamoDbGraphMatcher(DynamoDbGraphBase):
         linked = self._linked(query)
         # exact (3) and prefix (2) tiers: one range read of the name items
         if query.text:
-            names = self._query(f"GN#{ws}", "begins_with(sk, :t)", {":t": s(query.text)})
+            names = self.db.partition(f"GN#{ws}", "begins_with(sk, :t)", {":t": s(query.text)})
         else:
-            names = self._query(f"GN#{ws}")
+            names = self.db.partition(f"GN#{ws}")
         named: NamedMatches = {}
         for item in names:
             if self._in_scope(query, item, linked):
@@ -64,7 +68,7 @@ class DynamoDbGraphMatcher(DynamoDbGraphBase):
     def _postings(self, ws: str, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
         """(term, entity id) -> posting weight, for the pairs that have a posting."""
         by_key = {(f"GT#{ws}#{t}", f"E#{e}"): (t, e) for t, e in pairs}
-        found = self._get_many(by_key)
+        found = self.db.get_many(by_key)
         return {by_key[k]: get_n(item, "weight") for k, item in found.items()}
 
     def _term_scores(self, query: GraphMatchQuery, ids: list[str]) -> dict[str, tuple[int, int]]:
@@ -82,7 +86,7 @@ class DynamoDbGraphMatcher(DynamoDbGraphBase):
         ws = query.workspace_id
         scored: dict[str, list[Any]] = {}  # id -> [score, kind, label]
         for term, qw in query.matching_terms:
-            for item in self._query(f"GT#{ws}#{term}", "begins_with(sk, :e)", {":e": s("E#")}):
+            for item in self.db.partition(f"GT#{ws}#{term}", "begins_with(sk, :e)", {":e": s("E#")}):
                 if not self._in_scope(query, item, linked):
                     continue
                 eid = item["sk"]["S"][2:]

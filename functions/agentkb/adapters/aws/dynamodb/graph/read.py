@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from agentkb.adapters.aws.dynamodb.graph.base import (
     STORE,
-    DynamoDbGraphBase,
+    DynamoDbGraphTable,
     descending_weight,
     identity_sk,
     relation_from_item,
@@ -19,23 +20,26 @@ from agentkb.models.graph.records import EntityRecord, NeighbourhoodTotals, Proo
 from agentkb.services.graph.changes import decode_entity, decode_proof, in_order, source_hash
 
 
-class DynamoDbGraphReader(DynamoDbGraphBase):
+@dataclass(frozen=True, slots=True)
+class DynamoDbGraphReader:
     """GraphStore reads over the graph table."""
 
+    db: DynamoDbGraphTable
+
     def existing_entity_ids(self, workspace_id: str, ids: Sequence[str]) -> set[str]:
-        return {sk[2:] for _pk, sk in self._get_many((f"G#{workspace_id}", f"E#{i}") for i in ids)}
+        return {sk[2:] for _pk, sk in self.db.get_many((f"G#{workspace_id}", f"E#{i}") for i in ids)}
 
     def existing_proof_ids(self, workspace_id: str, ids: Sequence[str]) -> set[str]:
-        return {sk[2:] for _pk, sk in self._get_many((f"G#{workspace_id}", f"P#{i}") for i in ids)}
+        return {sk[2:] for _pk, sk in self.db.get_many((f"G#{workspace_id}", f"P#{i}") for i in ids)}
 
     def identity_owners(self, workspace_id: str,
                         identities: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], str]:
         wanted = {identity_sk(*i): i for i in identities}
-        found = self._get_many((f"GID#{workspace_id}", sk) for sk in wanted)
+        found = self.db.get_many((f"GID#{workspace_id}", sk) for sk in wanted)
         return {wanted[sk]: get_s(item, "entity_id") or "" for (_pk, sk), item in found.items()}
 
     def _docs(self, workspace_id: str, prefix: str, ids: Sequence[str]) -> dict[str, str]:
-        found = self._get_many((f"G#{workspace_id}", f"{prefix}{i}") for i in ids)
+        found = self.db.get_many((f"G#{workspace_id}", f"{prefix}{i}") for i in ids)
         return {sk[len(prefix):]: get_s(item, "doc") or "{}" for (_pk, sk), item in found.items()}
 
     def entities(self, workspace_id: str, ids: Sequence[str]) -> list[EntityRecord]:
@@ -46,7 +50,8 @@ class DynamoDbGraphReader(DynamoDbGraphBase):
 
     def proven_relations(self, workspace_id: str, entity_ids: Sequence[str],
                          per_entity_cap: int) -> dict[str, list[RelationRecord]]:
-        return {eid: [relation_from_item(i) for i in self._query(f"GAR#{workspace_id}#{eid}", limit=per_entity_cap)]
+        return {eid: [relation_from_item(i)
+                      for i in self.db.partition(f"GAR#{workspace_id}#{eid}", limit=per_entity_cap)]
                 if per_entity_cap > 0 else [] for eid in dict.fromkeys(entity_ids)}
 
     def neighbourhood_totals(self, workspace_id: str, entity_ids: Sequence[str]) -> NeighbourhoodTotals:
@@ -54,7 +59,7 @@ class DynamoDbGraphReader(DynamoDbGraphBase):
         relations = 0
         related: set[str] = set()
         for eid in dict.fromkeys(entity_ids):
-            for item in self._query(f"GAR#{workspace_id}#{eid}", projection="from_id, to_id"):
+            for item in self.db.partition(f"GAR#{workspace_id}#{eid}", projection="from_id, to_id"):
                 a, b = item["from_id"]["S"], item["to_id"]["S"]
                 if a == eid:  # outgoing: always counted
                     relations += 1
@@ -72,25 +77,25 @@ class DynamoDbGraphReader(DynamoDbGraphBase):
         bound = s(descending_weight(float(min_weight)) + "$")  # "$" sorts right after the "#" separator
         out: list[tuple[str, str, str, float]] = []
         for eid in dict.fromkeys(entity_ids):
-            for item in self._query(f"GAW#{workspace_id}#{eid}", "sk < :b", {":b": bound}, limit=per_entity_cap):
+            for item in self.db.partition(f"GAW#{workspace_id}#{eid}", "sk < :b", {":b": bound}, limit=per_entity_cap):
                 out.append((item["from_id"]["S"], item["to_id"]["S"], item["kind"]["S"], float(item["weight"]["N"])))
         return out
 
     def source_hash(self, workspace_id: str) -> str:
         g = f"G#{workspace_id}"
         for _attempt in range(5):
-            meta = self._get_many([(g, "#META")]).get((g, "#META"))
+            meta = self.db.get_many([(g, "#META")]).get((g, "#META"))
             version = get_n(meta, "version") if meta else 0
             if meta is not None and "hash" in meta and get_n(meta, "hash_version", -1) == version:
                 return get_s(meta, "hash") or ""
             digest = self._compute_hash(g)
-            after = self._get_many([(g, "#META")]).get((g, "#META"))
+            after = self.db.get_many([(g, "#META")]).get((g, "#META"))
             if (get_n(after, "version") if after else 0) != version:
                 continue  # a write landed while hashing: hash the new version
             if meta is not None:
                 try:
-                    self.client.update_item(
-                        TableName=self.table, Key=key(g, "#META"),
+                    self.db.client.update_item(
+                        TableName=self.db.table, Key=key(g, "#META"),
                         UpdateExpression="SET #h = :h, hash_version = :v", ConditionExpression="version = :v",
                         ExpressionAttributeNames={"#h": "hash"},
                         ExpressionAttributeValues={":h": s(digest), ":v": n(version)})
@@ -105,18 +110,18 @@ class DynamoDbGraphReader(DynamoDbGraphBase):
 
     def _canons(self, g: str, prefix: str) -> list[str]:
         """Canons in id order; relations only when proven (memory edges are recall's, not the searched graph)."""
-        items = self._query(g, "begins_with(sk, :p)", {":p": s(prefix)}, projection="sk, canon, proven")
+        items = self.db.partition(g, "begins_with(sk, :p)", {":p": s(prefix)}, projection="sk, canon, proven")
         return [canon for _id, canon in sorted((item["sk"]["S"][2:], get_s(item, "canon") or "") for item in items
                                                if prefix != "R#" or get_n(item, "proven"))]
 
     def workspaces(self) -> list[str]:
         """A Scan for the #META items: an operator's command, never on a request path."""
         found: set[str] = set()
-        kwargs: dict[str, Any] = {"TableName": self.table, "ProjectionExpression": "pk",
+        kwargs: dict[str, Any] = {"TableName": self.db.table, "ProjectionExpression": "pk",
                                   "FilterExpression": "sk = :m AND begins_with(pk, :g)",
                                   "ExpressionAttributeValues": {":m": s("#META"), ":g": s("G#")}}
         while True:
-            page = guarded(STORE, partial(self.client.scan, **kwargs))
+            page = guarded(STORE, partial(self.db.client.scan, **kwargs))
             found.update(item["pk"]["S"][2:] for item in page.get("Items", []))
             if "LastEvaluatedKey" not in page:
                 return sorted(found)
@@ -126,7 +131,7 @@ class DynamoDbGraphReader(DynamoDbGraphBase):
         g = f"G#{workspace_id}"
 
         def items(prefix: str) -> list[dict[str, Any]]:
-            found = self._query(g, "begins_with(sk, :p)", {":p": s(prefix)})
+            found = self.db.partition(g, "begins_with(sk, :p)", {":p": s(prefix)})
             return sorted(found, key=lambda item: item["sk"]["S"])
 
         return ([get_s(i, "doc") or "{}" for i in items("E#")], [relation_from_item(i) for i in items("R#")],

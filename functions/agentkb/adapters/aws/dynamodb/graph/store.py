@@ -1,7 +1,7 @@
 """GraphStore on DynamoDB (graph table, string pk/sk, no secondary index): the same answers as SqliteGraphStore.
 
-Plumbing: dynamodb_graph_base; writes over the shared change set: dynamodb_graph_write; reads:
-dynamodb_graph_read; ranked entity matching: dynamodb_graph_match.
+The table as the parts share it: base.py; writes over the shared change set: write.py; reads: read.py; ranked
+entity matching: match.py. The store is the shared front (adapters/graph_front.py) over those three parts.
 
 Items (`ws` = workspace id; `\\x1f` separates a name from an id; JSON arrays make composite sort keys unambiguous):
   G#<ws>            #META                 version, entity_count, hash, hash_version (source hash cache)
@@ -33,13 +33,20 @@ source hash over the whole graph) are paged Queries over one partition each: the
 
 from __future__ import annotations
 
-from agentkb.adapters.aws.dynamodb.graph.base import STORE, TRANSACTION_LIMIT, descending_weight
+from agentkb.adapters.aws.dynamodb.graph.base import STORE, TRANSACTION_LIMIT, DynamoDbGraphTable, descending_weight
 from agentkb.adapters.aws.dynamodb.graph.match import DynamoDbGraphMatcher
 from agentkb.adapters.aws.dynamodb.graph.read import DynamoDbGraphReader
 from agentkb.adapters.aws.dynamodb.graph.write import DynamoDbGraphWriter
+from agentkb.adapters.aws.dynamodb.tables import ClientFactory
+from agentkb.adapters.graph_front import GraphStoreFront
 
 __all__ = ["STORE", "TRANSACTION_LIMIT", "DynamoDbGraphStore", "descending_weight"]
 
 
-class DynamoDbGraphStore(DynamoDbGraphWriter, DynamoDbGraphReader, DynamoDbGraphMatcher):
+class DynamoDbGraphStore(GraphStoreFront):
     """GraphStore over the graph table."""
+
+    def __init__(self, client: ClientFactory, table: str) -> None:
+        self.table = table
+        self.db = DynamoDbGraphTable(client, table)
+        super().__init__(DynamoDbGraphWriter(self.db), DynamoDbGraphReader(self.db), DynamoDbGraphMatcher(self.db))

@@ -1,6 +1,6 @@
 """The DynamoDB memory table's items as pure functions: building a revision's items, decoding them, in-place updates.
 
-Key layout and facets: dynamodb_memory.py. OB1 fields ride on the M# item: `labels` (a map of strings a listing
+Key layout and facets: store.py. OB1 fields ride on the M# item: `labels` (a map of strings a listing
 filters on) and `extra` (any JSON, as a string).
 """
 
@@ -51,6 +51,12 @@ def revision_items(r: MemoryRecord, memory_id: int, revision: int,
     links = [{**key(f"ME#{r.workspace_id}#{e}", mid(memory_id)), "memory_id": n(memory_id)}
              for e in dict.fromkeys(r.entity_ids)]
     return record, vector, links
+
+
+def meta_update(r: MemoryRecord) -> dict[str, Any]:
+    """The UpdateItem arguments (TableName aside) that record the workspace's vector dimension on its first write."""
+    return {"Key": key(f"MW#{r.workspace_id}", "#META"), "UpdateExpression": "SET dim = if_not_exists(dim, :d)",
+            "ExpressionAttributeValues": {":d": n(len(r.embedding))}}
 
 
 def summary(item: dict[str, Any]) -> StoredMemory:

@@ -1,6 +1,6 @@
 """Bulk conversion of old-layout personal name claims on the memory table (`agentkb memory repair`).
 
-Before issue 18 every live-name claim was `N#<name>`, personal ones included; dynamodb_memory_names.py converts
+Before issue 18 every live-name claim was `N#<name>`, personal ones included; names.py converts
 such a claim lazily, on the next write of that name, which costs the write path one more consistent GetItem (the
 claimed memory's visibility, or the old claim) for as long as old claims may exist. `convert_names` moves every
 remaining one at once:
@@ -11,7 +11,7 @@ remaining one at once:
 - resumable: after each page the Scan's position is saved in the layout item (`MLAYOUT` / `#NAMES`), and the next
   call starts there; idempotent: a claim already moved is not found again;
 - when a whole pass found nothing left to move, the layout item says `version = 2`. Write paths read that item
-  once per process (dynamodb_memory_names.py) and then skip the fallback read; an unconverted table keeps the lazy
+  once per process (names.py) and then skip the fallback read; an unconverted table keeps the lazy
   path, so old tables work at every step.
 """
 
@@ -22,12 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentkb.adapters.aws.dynamodb.memory.items import mid
-from agentkb.adapters.aws.dynamodb.memory.names import LAYOUT, NAMES_CONVERTED, DynamoDbMemoryNames
-from agentkb.adapters.aws.dynamodb.tables import batch_get, get_n, get_s, guarded, key, n, s
-from agentkb.adapters.aws.errors import is_conditional_failure, store_failure
+from agentkb.adapters.aws.dynamodb.memory.names import LAYOUT, NAMES_CONVERTED
+from agentkb.adapters.aws.dynamodb.tables import DynamoDbTable, get_n, get_s, key, n, s
 from agentkb.models.memory.detail import name_key
 
-STORE = "memory"
 SCAN_PAGE = 1000  # items a Scan page evaluates (the filter keeps the N# claims among them)
 
 
@@ -42,18 +40,21 @@ class NameConversion:
     resumable: bool = False  # stopped after `pages`: call again to continue
 
 
-class DynamoDbMemoryLayout(DynamoDbMemoryNames):
+class DynamoDbMemoryLayout:
     """convert_names: the bulk, resumable conversion (module docstring)."""
+
+    def __init__(self, db: DynamoDbTable) -> None:
+        self.db = db
 
     def convert_names(self, *, pages: int | None = None) -> NameConversion:
         """Move every old-layout personal claim to its owner's key; at most `pages` Scan pages per call."""
         out = NameConversion()
-        state = self._get(*LAYOUT) or {}
+        state = self.db.get_item(*LAYOUT) or {}
         if "version" in state and get_n(state, "version") >= NAMES_CONVERTED:
             out.converted = True
             return out
         kwargs: dict[str, Any] = {
-            "TableName": self.table, "ConsistentRead": True, "Limit": SCAN_PAGE,
+            "ConsistentRead": True, "Limit": SCAN_PAGE,
             "FilterExpression": "begins_with(pk, :mw) AND begins_with(sk, :n)",
             "ExpressionAttributeValues": {":mw": s("MW#"), ":n": s("N#")}}
         if get_s(state, "cursor"):
@@ -61,7 +62,7 @@ class DynamoDbMemoryLayout(DynamoDbMemoryNames):
         clean = state.get("clean", {}).get("BOOL", True)  # nothing was left behind earlier in this pass
         read = 0
         while pages is None or read < pages:
-            page = guarded(STORE, lambda: self.client.scan(**kwargs))
+            page = self.db.scan_page(**kwargs)
             read += 1
             claims = page.get("Items", [])
             named = self._named_memories(claims)
@@ -84,7 +85,7 @@ class DynamoDbMemoryLayout(DynamoDbMemoryNames):
     def _named_memories(self, claims: list[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
         """The M# items a page of claims names, in BatchGetItem calls of 100 (not a GetItem per claim)."""
         keys = list({(get_s(c, "pk") or "", get_n(c, "memory_id")): None for c in claims})
-        items = batch_get(self.client, STORE, self.table, [key(ws, "M#" + mid(i)) for ws, i in keys], consistent=True)
+        items = self.db.batch_get([key(ws, "M#" + mid(i)) for ws, i in keys], consistent=True)
         return {(get_s(i, "pk") or "", get_n(i, "memory_id")): i for i in items}
 
     def _convert(self, claim: dict[str, Any], item: dict[str, Any] | None) -> bool | None:
@@ -95,19 +96,16 @@ class DynamoDbMemoryLayout(DynamoDbMemoryNames):
         if owner_key is None or owner_key == sk:
             return False  # a shared memory's claim (or one whose memory is gone): it stays where it is
         moved = {k: v for k, v in claim.items() if k not in ("pk", "sk")}
-        try:
-            self.client.transact_write_items(TransactItems=[
-                {"Delete": {"TableName": self.table, "Key": key(ws, sk), "ConditionExpression": "memory_id = :m",
+        table = self.db.table
+        if self.db.conditional(lambda: self.db.client.transact_write_items(TransactItems=[
+                {"Delete": {"TableName": table, "Key": key(ws, sk), "ConditionExpression": "memory_id = :m",
                             "ExpressionAttributeValues": {":m": n(get_n(claim, "memory_id"))}}},
-                {"Put": {"TableName": self.table, "Item": {**key(ws, owner_key), **moved},
-                         "ConditionExpression": "attribute_not_exists(pk)"}}])
-        except Exception as exc:
-            if not is_conditional_failure(exc):
-                raise store_failure(exc, store=STORE) from exc
-            again = self._get(ws, sk)  # a concurrent write moved or replaced it: fine unless it is still there
-            still = again is not None and get_n(again, "memory_id") == get_n(claim, "memory_id")
-            return None if still else False
-        return True
+                {"Put": {"TableName": table, "Item": {**key(ws, owner_key), **moved},
+                         "ConditionExpression": "attribute_not_exists(pk)"}}])):
+            return True
+        again = self.db.get_item(ws, sk)  # a concurrent write moved or replaced it: fine unless it is still there
+        still = again is not None and get_n(again, "memory_id") == get_n(claim, "memory_id")
+        return None if still else False
 
     def _save_layout(self, cursor: dict[str, Any] | None, clean: bool) -> None:
         """The Scan's position after a page; at the end of a pass (cursor None) the converted version when the
@@ -118,6 +116,5 @@ class DynamoDbMemoryLayout(DynamoDbMemoryNames):
         else:
             update = "SET version = :v, clean = :c, #cursor = :k"
             values = {":v": n(1), ":c": {"BOOL": clean}, ":k": s(json.dumps(cursor))}
-        guarded(STORE, lambda: self.client.update_item(
-            TableName=self.table, Key=key(*LAYOUT), UpdateExpression=update,
-            ExpressionAttributeNames={"#cursor": "cursor"}, ExpressionAttributeValues=values))
+        self.db.update(Key=key(*LAYOUT), UpdateExpression=update, ExpressionAttributeNames={"#cursor": "cursor"},
+                       ExpressionAttributeValues=values)

@@ -18,21 +18,16 @@ from agentkb.adapters.aws.dynamodb.tables import get_s, n, s
 from agentkb.models.eligibility import (
     NUMBER_FACETS,
     STRING_FACETS,
-    Absent,
-    AllOf,
-    AnyOf,
     Clause,
-    Eq,
-    OneOf,
     compile_eligibility,
     evaluate,
+    translate,
 )
-from agentkb.models.query_text import STOPWORDS
+from agentkb.models.query_text import MAX_QUERY_TERMS, query_words
 from agentkb.models.recall.api import RecallScope
 
 _WORD = re.compile(r"\w+")
 _FIELD_WEIGHTS = (("name", 2.0), ("description", 1.5), ("body", 1.0))
-MAX_QUERY_TERMS = 64
 
 
 def pack(vector: Sequence[float]) -> bytes:
@@ -45,36 +40,50 @@ def unpack(blob: bytes) -> tuple[float, ...]:
 
 def query_terms(text: str) -> list[str]:
     """The embedded FTS query's terms: distinct lowercase words without stopwords (unless only stopwords)."""
-    words = list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if w.strip("_")))
-    return ([w for w in words if w not in STOPWORDS] or words)[:MAX_QUERY_TERMS]
+    return query_words(text)[:MAX_QUERY_TERMS]
 
 
-def _filter(clause: Clause, values: dict[str, Any]) -> str:
-    """One clause as FilterExpression text; values become `:eN` placeholders added to `values`."""
-    if isinstance(clause, AllOf | AnyOf):
-        joiner = " AND " if isinstance(clause, AllOf) else " OR "
-        return "(" + joiner.join(_filter(c, values) for c in clause.clauses) + ")"
-    if isinstance(clause, Absent):
-        return f"attribute_not_exists({clause.field})"
+class _FilterWords:
+    """The predicate as FilterExpression text; values become `:eN` placeholders collected in `values`."""
 
-    def placeholder(value: str | int | float) -> str:
-        name = f":e{len(values)}"
-        values[name] = s(value) if isinstance(value, str) else n(value)
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+
+    def _placeholder(self, value: str | int | float) -> str:
+        name = f":e{len(self.values)}"
+        self.values[name] = s(value) if isinstance(value, str) else n(value)
         return name
 
-    if isinstance(clause, OneOf):  # an empty IN list is invalid DynamoDB syntax: nothing may match
-        if not clause.values:
+    def all_of(self, parts: list[str]) -> str:
+        return "(" + " AND ".join(parts) + ")"
+
+    def any_of(self, parts: list[str]) -> str:
+        return "(" + " OR ".join(parts) + ")"
+
+    def absent(self, field: str) -> str:
+        return f"attribute_not_exists({field})"
+
+    def one_of(self, field: str, values: tuple[int, ...]) -> str:
+        if not values:  # an empty IN list is invalid DynamoDB syntax: nothing may match
             return "attribute_not_exists(pk)"
-        return f"{clause.field} IN ({', '.join(placeholder(v) for v in clause.values)})"
-    if isinstance(clause, Eq):
-        return f"{clause.field} = {placeholder(clause.value)}"
-    return f"{clause.field} {'>=' if clause.inclusive else '>'} {placeholder(float(clause.value))}"
+        return f"{field} IN ({', '.join(self._placeholder(v) for v in values)})"
+
+    def eq(self, field: str, value: str | int) -> str:
+        return f"{field} = {self._placeholder(value)}"
+
+    def above(self, field: str, value: float, inclusive: bool) -> str:
+        return f"{field} {'>=' if inclusive else '>'} {self._placeholder(float(value))}"
+
+
+def filter_expression(clause: Clause) -> tuple[str, dict[str, Any]]:
+    """A predicate as FilterExpression text and its `:eN` values (an absent attribute behaves like SQL NULL)."""
+    words = _FilterWords()
+    return translate(clause, words), words.values
 
 
 def eligibility_filter(scope: RecallScope) -> tuple[str, dict[str, Any]]:
-    """The compiled eligibility predicate as a FilterExpression (an absent attribute behaves like SQL NULL)."""
-    values: dict[str, Any] = {}
-    return _filter(compile_eligibility(scope), values), values
+    """The compiled eligibility predicate as a FilterExpression."""
+    return filter_expression(compile_eligibility(scope))
 
 
 def item_facets(item: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ change are all `N#<name>`, personal ones included; a live deploy keeps them work
   that claim to its owner's `O#` key (conditional both ways) and claims `N#<name>` for the shared memory.
 Costs: one more consistent GetItem for a revision of a shared name (its live item's visibility), and for a personal
 write whose `O#` claim is absent (the old `N#` claim) - until the table is converted: `agentkb memory repair` moves
-every old claim (dynamodb_memory_layout.py) and then marks the table (`MLAYOUT` / `#NAMES`, version 2). A process
+every old claim (layout.py) and then marks the table (`MLAYOUT` / `#NAMES`, version 2). A process
 reads that mark once (again every LAYOUT_RECHECK_S while it is absent) and, once converted, skips the extra read.
 """
 
@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentkb.adapters.aws.dynamodb.memory.items import mid
-from agentkb.adapters.aws.dynamodb.memory.markers import DynamoDbMemoryMarkers
-from agentkb.adapters.aws.dynamodb.tables import get_n, get_s, key, n
+from agentkb.adapters.aws.dynamodb.tables import DynamoDbTable, get_n, get_s, key, n
 from agentkb.models.memory.api import MemoryRecord
 from agentkb.models.memory.detail import SHARED_NAME, name_key
 
@@ -40,37 +39,38 @@ class NameClaim:
     actions: list[dict[str, Any]] = field(default_factory=list)
 
 
-class DynamoDbMemoryNames(DynamoDbMemoryMarkers):
+class DynamoDbMemoryNames:
     """Resolves and writes the live-name claim of a new revision, old-layout personal claims included."""
 
-    def __init__(self, client: Any, table: str) -> None:
-        super().__init__(client, table)
+    def __init__(self, db: DynamoDbTable) -> None:
+        self.db = db
         self._converted = False
         self._layout_read_at: float | None = None
 
-    def _old_claims_possible(self) -> bool:
+    def old_claims_possible(self) -> bool:
         """False once the table is known converted (read once per process; rechecked while it is not)."""
         now = time.monotonic()
         if not self._converted and (self._layout_read_at is None or now - self._layout_read_at > LAYOUT_RECHECK_S):
-            layout = self._get(*LAYOUT) or {}
+            layout = self.db.get_item(*LAYOUT) or {}
             self._converted = "version" in layout and get_n(layout, "version") >= NAMES_CONVERTED
             self._layout_read_at = now
         return not self._converted
 
-    def _claim(self, record: MemoryRecord, memory_id: int) -> NameClaim:
+    def claim(self, record: MemoryRecord, memory_id: int) -> NameClaim:
+        """The claim a new revision of `record` (id `memory_id`) takes, and the revision it supersedes."""
         ws = f"MW#{record.workspace_id}"
         own = record.name_key
-        pointer = self._get(ws, own)
+        pointer = self.db.get_item(ws, own)
         out = NameClaim()
         if pointer is None and record.visibility == "personal":
             # an old-layout claim of the writer's own memory? (none left once the table is converted)
-            old = self._get(ws, SHARED_NAME + record.name) if self._old_claims_possible() else None
+            old = self.db.get_item(ws, SHARED_NAME + record.name) if self.old_claims_possible() else None
             if old is not None and self._claimed_key(ws, old) == own:
                 out.actions.append(self._conditional("Delete", ws, SHARED_NAME + record.name, old))
                 out.previous, out.revision = get_n(old, "memory_id"), get_n(old, "revision") + 1
             out.actions.append(self._put(ws, own, memory_id, out.revision, "attribute_not_exists(pk)"))
             return out
-        if pointer is not None and record.visibility != "personal" and self._old_claims_possible():
+        if pointer is not None and record.visibility != "personal" and self.old_claims_possible():
             moved = self._claimed_key(ws, pointer)
             if moved is not None and moved != own:  # an old-layout personal claim: it moves to its owner's key
                 out.actions.append(self._put(ws, moved, get_n(pointer, "memory_id"), get_n(pointer, "revision"),
@@ -86,19 +86,19 @@ class DynamoDbMemoryNames(DynamoDbMemoryMarkers):
 
     def _claimed_key(self, ws: str, pointer: dict[str, Any]) -> str | None:
         """The namespace key of the memory a claim names (None when that memory is gone)."""
-        item = self._get(ws, "M#" + mid(get_n(pointer, "memory_id")))
+        item = self.db.get_item(ws, "M#" + mid(get_n(pointer, "memory_id")))
         if item is None:
             return None
         return name_key(get_s(item, "visibility") or "", get_s(item, "owner_id"), get_s(item, "name") or "")
 
     def _put(self, ws: str, sk: str, memory_id: int, revision: int, condition: str,
              prev: int | None = None) -> dict[str, Any]:
-        put: dict[str, Any] = {"TableName": self.table, "ConditionExpression": condition,
+        put: dict[str, Any] = {"TableName": self.db.table, "ConditionExpression": condition,
                                "Item": {**key(ws, sk), "memory_id": n(memory_id), "revision": n(revision)}}
         if prev is not None:
             put["ExpressionAttributeValues"] = {":prev": n(prev)}
         return {"Put": put}
 
     def _conditional(self, verb: str, ws: str, sk: str, pointer: dict[str, Any]) -> dict[str, Any]:
-        return {verb: {"TableName": self.table, "Key": key(ws, sk), "ConditionExpression": "memory_id = :prev",
+        return {verb: {"TableName": self.db.table, "Key": key(ws, sk), "ConditionExpression": "memory_id = :prev",
                        "ExpressionAttributeValues": {":prev": n(get_n(pointer, "memory_id"))}}}

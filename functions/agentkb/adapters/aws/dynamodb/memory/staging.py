@@ -2,7 +2,7 @@
 
 1. stage: a `WB#<stage>` record (status `pending`, the memory ids and names, the start time), then the memories in
    transactions of CHUNK, every item (M#, V#, the N#/O# name claim) carrying `wb = <stage>`. Readers skip such items
-   while the record is not `committed` (DynamoDbMemoryMarkers._published).
+   while the record is not `committed` (DynamoDbMemoryMarkers.published).
 2. commit: one conditional UpdateItem flips the record to `committed`: the moment the whole write-back appears.
 3. publish: `wb` is removed from the items (readers stop looking the record up), then the record gets a TTL of a
    day. A crash in this step is harmless: the record stays `committed` and readers keep resolving through it.
@@ -11,7 +11,7 @@ A commit whose answer is lost (or that a retry finds done) is checked on the rec
 A failed stage transaction (the k-th as well as the first) discards what was staged: items, name claims, entity
 links and the record, so nothing is left behind and a retry finds the names free. Every discard first flips the
 record `pending` -> `aborted` (conditional), so a discard and the commit (conditional on `pending`) never both win.
-A stage left by a crashed writer stays invisible until dynamodb_memory_sweep.py reclaims it (after STAGE_LEASE_S).
+A stage left by a crashed writer stays invisible until sweep.py reclaims it (after STAGE_LEASE_S).
 """
 
 from __future__ import annotations
@@ -22,32 +22,28 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from agentkb.adapters.aws.dynamodb.memory.items import mid, revision_items, summary
+from agentkb.adapters.aws.dynamodb.memory.items import meta_update, mid, revision_items, summary
 from agentkb.adapters.aws.dynamodb.memory.markers import DynamoDbMemoryMarkers
-from agentkb.adapters.aws.dynamodb.tables import batch_get, batch_write, get_n, get_s, guarded, key, n, s
-from agentkb.adapters.aws.errors import is_conditional_failure, store_failure
-from agentkb.errors import Conflict, WriteConflict
+from agentkb.adapters.aws.dynamodb.tables import DynamoDbTable, get_n, get_s, guarded, key, n, s
+from agentkb.errors import WriteConflict
 from agentkb.models.memory.api import MemoryRecord, StoredMemory
 
-STORE = "memory"
 CHUNK = 24  # memories per transaction: 4 items each (claim, record, vector, index marker), the meta update and the
 #            stage record's condition check: 98 <= 100
 TX_ITEMS = 100  # DynamoDB's TransactWriteItems limit
 STAGE_LEASE_S = 300.0  # far past the ingest function's 60 s timeout: an older pending stage has no living writer
 PUBLISHED_TTL_S = 86_400  # a published stage's record outlives every read that could still look it up
+NAME_TAKEN = "A memory of the same name exists already"
 Action = dict[str, Any]
 log = logging.getLogger("agentkb.memory_store")
 
 
-class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
+class DynamoDbMemoryStaging:
     """Builds a memory's transaction items and writes a batch of them in one transaction or as a staged write-back."""
 
-    track_index = False
-
-    def _meta(self, r: MemoryRecord) -> dict[str, Any]:
-        return {"TableName": self.table, "Key": key(f"MW#{r.workspace_id}", "#META"),
-                "UpdateExpression": "SET dim = if_not_exists(dim, :d)",
-                "ExpressionAttributeValues": {":d": n(len(r.embedding))}}
+    def __init__(self, db: DynamoDbTable, markers: DynamoDbMemoryMarkers) -> None:
+        self.db = db
+        self.markers = markers
 
     def _memory_actions(self, r: MemoryRecord, memory_id: int,
                         stage: str | None) -> tuple[list[Action], list[dict[str, Any]], StoredMemory]:
@@ -57,23 +53,16 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
         if stage is not None:
             for staged in (claim, item, vector):
                 staged["wb"] = s(stage)
-        actions: list[Action] = [{"Put": {"TableName": self.table, "Item": claim,
+        table = self.db.table
+        actions: list[Action] = [{"Put": {"TableName": table, "Item": claim,
                                           "ConditionExpression": "attribute_not_exists(pk)"}},
-                                 {"Put": {"TableName": self.table, "Item": item}},
-                                 {"Put": {"TableName": self.table, "Item": vector}}]
-        if self.track_index:
-            actions.append({"Put": {"TableName": self.table, "Item": self._unindexed(r.workspace_id, memory_id)}})
+                                 {"Put": {"TableName": table, "Item": item}},
+                                 {"Put": {"TableName": table, "Item": vector}}]
+        actions += [{"Put": {"TableName": table, "Item": marker}}
+                    for marker in self.markers.unindexed_items(r.workspace_id, memory_id)]
         return actions, links, summary(item)
 
-    def _transact(self, actions: list[Action]) -> None:
-        try:
-            self.client.transact_write_items(TransactItems=actions)
-        except Exception as exc:
-            if is_conditional_failure(exc):
-                raise Conflict("A memory of the same name exists already") from exc
-            raise store_failure(exc, store=STORE) from exc
-
-    def _write(self, records: Sequence[MemoryRecord], first: int, stage: str | None) -> list[StoredMemory]:
+    def write(self, records: Sequence[MemoryRecord], first: int, stage: str | None) -> list[StoredMemory]:
         """One transaction of up to CHUNK new names (their workspace's meta update with the first chunk)."""
         actions: list[Action] = []
         links: list[dict[str, Any]] = []
@@ -84,19 +73,20 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
             links += linked
             out.append(stored)
         if stage is None or stage == mid(first):
-            actions += [{"Update": self._meta(r)} for r in {r.workspace_id: r for r in records}.values()]
+            actions += [{"Update": {"TableName": self.db.table, **meta_update(r)}}
+                        for r in {r.workspace_id: r for r in records}.values()]
         if stage is not None:  # nothing more is staged once a sweep aborted the stage (its writer was too slow)
             actions.append({"ConditionCheck": {
-                "TableName": self.table, "Key": key(f"MW#{records[0].workspace_id}", f"WB#{stage}"),
+                "TableName": self.db.table, "Key": key(f"MW#{records[0].workspace_id}", f"WB#{stage}"),
                 "ConditionExpression": "#s = :p", "ExpressionAttributeNames": {"#s": "status"},
                 "ExpressionAttributeValues": {":p": s("pending")}}})
         # Links first, in one BatchWriteItem run: a link to an id no reader sees yet is inert (reads intersect
         # with visible items), and a discard deletes them.
-        batch_write(self.client, STORE, self.table, [{"PutRequest": {"Item": link}} for link in links])
-        self._transact(actions)
+        self.db.batch_write([{"PutRequest": {"Item": link}} for link in links])
+        self.db.transact(actions, conflict=NAME_TAKEN)
         return out
 
-    def _write_staged(self, records: Sequence[MemoryRecord], first: int) -> list[StoredMemory]:
+    def write_staged(self, records: Sequence[MemoryRecord], first: int) -> list[StoredMemory]:
         """Stage, commit, publish (module docstring); on any failure before the commit nothing stays behind."""
         ws, stage = records[0].workspace_id, mid(first)
         names = [r.name_key for r in records]  # the claim keys (name_key): stage records of old carry `names`
@@ -105,16 +95,15 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
         record = {**key(f"MW#{ws}", f"WB#{stage}"), "status": s("pending"), "first": n(first),
                   "keys": {"L": [s(name) for name in names]}, "entities": {"L": [s(e) for e in entities]},
                   "started": n(time.time())}
-        guarded(STORE, lambda: self.client.put_item(TableName=self.table, Item=record,
-                                                    ConditionExpression="attribute_not_exists(pk)"))
+        guarded(self.db.store, lambda: self.db.client.put_item(TableName=self.db.table, Item=record,
+                                                               ConditionExpression="attribute_not_exists(pk)"))
         out: list[StoredMemory] = []
         try:
             for start in range(0, len(records), CHUNK):
-                out += self._write(records[start:start + CHUNK], first + start, stage)
-            guarded(STORE, lambda: self.client.update_item(
-                TableName=self.table, Key=key(f"MW#{ws}", f"WB#{stage}"), UpdateExpression="SET #s = :c",
-                ConditionExpression="#s = :p", ExpressionAttributeNames={"#s": "status"},
-                ExpressionAttributeValues={":c": s("committed"), ":p": s("pending")}))
+                out += self.write(records[start:start + CHUNK], first + start, stage)
+            self.db.update(Key=key(f"MW#{ws}", f"WB#{stage}"), UpdateExpression="SET #s = :c",
+                           ConditionExpression="#s = :p", ExpressionAttributeNames={"#s": "status"},
+                           ExpressionAttributeValues={":c": s("committed"), ":p": s("pending")})
         except Exception as exc:
             # A commit whose answer was lost (or whose retry found it done) did happen: then this is a success.
             status = self._status(ws, stage)
@@ -133,32 +122,26 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
     def _status(self, ws: str, stage: str) -> str | None:
         """The stage record's status ("missing" without one); None when it cannot be read."""
         try:
-            record = self._get(f"MW#{ws}", f"WB#{stage}")
+            record = self.db.get_item(f"MW#{ws}", f"WB#{stage}")
         except Exception:
             return None
         return (get_s(record, "status") or "missing") if record else "missing"
 
-    def _abort(self, ws: str, stage: str, started_before: float | None = None) -> bool:
+    def abort(self, ws: str, stage: str, started_before: float | None = None) -> bool:
         """Flip a pending stage record to `aborted` (only one started before `started_before` when given): after
         it the stage can never commit. False when the record is not pending (or too young) any more."""
         condition, values = "#s = :p", {":a": s("aborted"), ":p": s("pending")}
         if started_before is not None:
             condition, values[":t"] = condition + " AND started < :t", n(started_before)
-        try:
-            self.client.update_item(TableName=self.table, Key=key(f"MW#{ws}", f"WB#{stage}"),
-                                    UpdateExpression="SET #s = :a", ConditionExpression=condition,
-                                    ExpressionAttributeNames={"#s": "status"}, ExpressionAttributeValues=values)
-        except Exception as exc:
-            if is_conditional_failure(exc):
-                return False
-            raise store_failure(exc, store=STORE) from exc
-        return True
+        return self.db.conditional(lambda: self.db.client.update_item(
+            TableName=self.db.table, Key=key(f"MW#{ws}", f"WB#{stage}"), UpdateExpression="SET #s = :a",
+            ConditionExpression=condition, ExpressionAttributeNames={"#s": "status"}, ExpressionAttributeValues=values))
 
     def _discard_quietly(self, ws: str, stage: str, records: Sequence[MemoryRecord], first: int) -> None:
         try:
-            self._abort(ws, stage)  # not pending any more: aborted by a sweep already (a commit was ruled out)
-            self._discard(ws, stage, list(range(first, first + len(records))), [r.name_key for r in records],
-                          {(e, first + i) for i, r in enumerate(records) for e in r.entity_ids})
+            self.abort(ws, stage)  # not pending any more: aborted by a sweep already (a commit was ruled out)
+            self.discard(ws, stage, list(range(first, first + len(records))), [r.name_key for r in records],
+                         {(e, first + i) for i, r in enumerate(records) for e in r.entity_ids})
         except Exception:  # what stays is invisible, and a retry reclaims it after the lease
             log.warning("could not discard a failed write-back stage", extra={"workspace_id": ws, "stage": stage})
 
@@ -169,35 +152,29 @@ class DynamoDbMemoryStaging(DynamoDbMemoryMarkers):
         committed and without TTL, for readers."""
         keys = [key(f"MW#{ws}", p + mid(i)) for i in ids for p in ("M#", "V#")] + [
             key(f"MW#{ws}", name) for name in names]
-        updates = [{"Update": {"TableName": self.table, "Key": k, "UpdateExpression": "REMOVE wb",
+        updates = [{"Update": {"TableName": self.db.table, "Key": k, "UpdateExpression": "REMOVE wb",
                                "ConditionExpression": "attribute_exists(pk)"}} for k in keys]
         try:
             for start in range(0, len(updates), TX_ITEMS):
-                self._transact(updates[start:start + TX_ITEMS])
-            guarded(STORE, lambda: self.client.update_item(
-                TableName=self.table, Key=key(f"MW#{ws}", f"WB#{stage}"), UpdateExpression="SET #t = :t",
-                ExpressionAttributeNames={"#t": "ttl"},
-                ExpressionAttributeValues={":t": n(int(time.time()) + PUBLISHED_TTL_S)}))
+                self.db.transact(updates[start:start + TX_ITEMS], conflict=NAME_TAKEN)
+            self.db.update(Key=key(f"MW#{ws}", f"WB#{stage}"), UpdateExpression="SET #t = :t",
+                           ExpressionAttributeNames={"#t": "ttl"},
+                           ExpressionAttributeValues={":t": n(int(time.time()) + PUBLISHED_TTL_S)})
         except Exception:  # committed and visible: the record keeps resolving what still carries `wb`
             log.warning("write-back published in part", extra={"workspace_id": ws, "stage": stage})
 
-    def _discard(self, ws: str, stage: str, ids: list[int], names: list[str], links: set[tuple[str, int]]) -> None:
+    def discard(self, ws: str, stage: str, ids: list[int], names: list[str], links: set[tuple[str, int]]) -> None:
         """Delete a stage that never committed: its items, the name claims it holds, entity links, then its record."""
-        found = batch_get(self.client, STORE, self.table, [key(f"MW#{ws}", "M#" + mid(i)) for i in ids],
-                          consistent=True)
+        found = self.db.batch_get([key(f"MW#{ws}", "M#" + mid(i)) for i in ids], consistent=True)
         links |= {(e, get_n(item, "memory_id")) for item in found
                   for e in json.loads(get_s(item, "entity_ids") or "[]")}
-        claims = batch_get(self.client, STORE, self.table, [key(f"MW#{ws}", name) for name in names],
-                           consistent=True)
+        claims = self.db.batch_get([key(f"MW#{ws}", name) for name in names], consistent=True)
         keys = [key(f"MW#{ws}", p + mid(i)) for i in ids for p in ("M#", "V#", "P#~")]
         keys += [key(f"ME#{ws}#{e}", mid(i)) for e, i in sorted(links)]
         keys += [key(f"MW#{ws}", get_s(c, "sk") or "") for c in claims if get_n(c, "memory_id") in ids]
-        batch_write(self.client, STORE, self.table, [{"DeleteRequest": {"Key": k}} for k in keys])
-        try:  # last, so a discard that dies half-way is found again; never a record that committed
-            self.client.delete_item(TableName=self.table, Key=key(f"MW#{ws}", f"WB#{stage}"),
-                                    ConditionExpression="attribute_not_exists(#s) OR #s <> :c",
-                                    ExpressionAttributeNames={"#s": "status"},
-                                    ExpressionAttributeValues={":c": s("committed")})
-        except Exception as exc:
-            if not is_conditional_failure(exc):
-                raise store_failure(exc, store=STORE) from exc
+        self.db.batch_write([{"DeleteRequest": {"Key": k}} for k in keys])
+        # last, so a discard that dies half-way is found again; never a record that committed
+        self.db.conditional(lambda: self.db.client.delete_item(
+            TableName=self.db.table, Key=key(f"MW#{ws}", f"WB#{stage}"),
+            ConditionExpression="attribute_not_exists(#s) OR #s <> :c", ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues={":c": s("committed")}))

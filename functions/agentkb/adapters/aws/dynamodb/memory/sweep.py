@@ -1,4 +1,4 @@
-"""Reclaiming staged write-backs (dynamodb_memory_staging.py) whose writer died before its commit.
+"""Reclaiming staged write-backs (staging.py) whose writer died before its commit.
 
 Such a stage is invisible (its `WB#` record never says `committed`) but holds its items, name claims and entity
 links. A sweep removes it without ever touching a stage that may still commit:
@@ -23,15 +23,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentkb.adapters.aws.dynamodb.memory import staging
+from agentkb.adapters.aws.dynamodb.memory import staging as limits  # read at call time (tests shorten the lease)
 from agentkb.adapters.aws.dynamodb.memory.items import mid
-from agentkb.adapters.aws.dynamodb.memory.staging import STORE, DynamoDbMemoryStaging
-from agentkb.adapters.aws.dynamodb.tables import batch_get, get_n, get_s, guarded, key, n, s
-from agentkb.adapters.aws.errors import is_conditional_failure, store_failure
+from agentkb.adapters.aws.dynamodb.memory.staging import DynamoDbMemoryStaging
+from agentkb.adapters.aws.dynamodb.tables import DynamoDbTable, get_n, get_s, key, n, s
 from agentkb.errors import WriteInProgress
 from agentkb.models.memory.detail import SHARED_NAME
 
@@ -49,11 +48,12 @@ class SweepReport:
     published: int = 0  # committed stages whose publication a full sweep finished
 
 
-class DynamoDbMemorySweep(DynamoDbMemoryStaging):
+class DynamoDbMemorySweep:
     """Finds abandoned stages of a workspace and discards them (module docstring)."""
 
-    def __init__(self, client: Any, table: str) -> None:
-        super().__init__(client, table)
+    def __init__(self, db: DynamoDbTable, staging: DynamoDbMemoryStaging) -> None:
+        self.db = db
+        self.staging = staging
         self._cursors: dict[str, dict[str, Any]] = {}  # workspace -> where its next bounded sweep starts
 
     def sweep_stages(self, workspace_id: str, *, pages: int | None = None) -> SweepReport:
@@ -62,7 +62,7 @@ class DynamoDbMemorySweep(DynamoDbMemoryStaging):
         report = SweepReport()
         cursors = self._cursors
         kwargs: dict[str, Any] = {
-            "TableName": self.table, "ConsistentRead": True, "Limit": SWEEP_PAGE,
+            "ConsistentRead": True, "Limit": SWEEP_PAGE,
             "KeyConditionExpression": "pk = :pk AND begins_with(sk, :wb)",
             "FilterExpression": "#s <> :c" if pages is not None else "#s <> :c OR attribute_not_exists(#t)",
             "ExpressionAttributeNames": {"#s": "status", **({} if pages is not None else {"#t": "ttl"})},
@@ -71,13 +71,13 @@ class DynamoDbMemorySweep(DynamoDbMemoryStaging):
             kwargs["ExclusiveStartKey"] = cursors.pop(workspace_id)
         read = 0
         while pages is None or read < pages:
-            page = guarded(STORE, lambda: self.client.query(**kwargs))
+            page = self.db.query_page(**kwargs)
             read += 1
             for record in page.get("Items", []):
                 report.read += 1
                 if get_s(record, "status") == "committed":
                     report.published += self._finish_publication(workspace_id, record)
-                elif self._settle(workspace_id, record):
+                elif self.settle(workspace_id, record):
                     report.swept += 1
                 else:
                     report.live += 1
@@ -87,7 +87,7 @@ class DynamoDbMemorySweep(DynamoDbMemoryStaging):
         cursors[workspace_id] = kwargs["ExclusiveStartKey"]
         return report
 
-    def _sweep_quietly(self, workspace_id: str) -> None:
+    def sweep_quietly(self, workspace_id: str) -> None:
         """The bounded sweep a committed staged write-back runs: its failure is logged, never the write's."""
         try:
             swept = self.sweep_stages(workspace_id, pages=1).swept
@@ -97,71 +97,58 @@ class DynamoDbMemorySweep(DynamoDbMemoryStaging):
         if swept:
             log.info("abandoned write-back stages swept", extra={"workspace_id": workspace_id, "stages": swept})
 
-    def _settle(self, ws: str, record: dict[str, Any]) -> bool:
+    def settle(self, ws: str, record: dict[str, Any]) -> bool:
         """Discard the stage of this record when it is abandoned; False when it may still commit (or did)."""
         stage, status = (get_s(record, "sk") or "")[3:], get_s(record, "status")
-        if status == "pending" and not self._abort(ws, stage, time.time() - staging.STAGE_LEASE_S):
+        if status == "pending" and not self.staging.abort(ws, stage, time.time() - limits.STAGE_LEASE_S):
             return False  # young (its writer may be at work), or committed/aborted since the read
         if status not in ("pending", "aborted"):
             return False
         names, first = _stage_keys(record), get_n(record, "first")
         ids = list(range(first, first + len(names)))
         entities = [v["S"] for v in record.get("entities", {}).get("L", [])]
-        self._discard(ws, stage, ids, names, {(e, i) for e in entities for i in ids})
+        self.staging.discard(ws, stage, ids, names, {(e, i) for e in entities for i in ids})
         return True
 
     def _finish_publication(self, ws: str, record: dict[str, Any]) -> bool:
         """Remove `wb` from the committed stage's items still carrying it (transactions of TX_ITEMS; one by one
         where an item was forgotten since), then let the record expire. Only past the lease: its writer is gone."""
-        if "ttl" in record or time.time() - float(record["started"]["N"]) < staging.STAGE_LEASE_S:
+        if "ttl" in record or time.time() - float(record["started"]["N"]) < limits.STAGE_LEASE_S:
             return False
         stage, names, first = (get_s(record, "sk") or "")[3:], _stage_keys(record), get_n(record, "first")
         keys = [key(f"MW#{ws}", p + mid(i)) for i in range(first, first + len(names)) for p in ("M#", "V#")]
-        updates = [{"TableName": self.table, "Key": k, "UpdateExpression": "REMOVE wb", "ConditionExpression":
+        updates = [{"TableName": self.db.table, "Key": k, "UpdateExpression": "REMOVE wb", "ConditionExpression":
                     "wb = :w", "ExpressionAttributeValues": {":w": s(stage)}}
                    for k in keys + [key(f"MW#{ws}", name) for name in names]]
-        for start in range(0, len(updates), staging.TX_ITEMS):
-            part = updates[start:start + staging.TX_ITEMS]
-            if not self._applied(lambda part=part: self.client.transact_write_items(  # type: ignore[misc]
+        for start in range(0, len(updates), limits.TX_ITEMS):
+            part = updates[start:start + limits.TX_ITEMS]
+            if not self.db.conditional(lambda part=part: self.db.client.transact_write_items(  # type: ignore[misc]
                     TransactItems=[{"Update": u} for u in part])):
                 for update in part:  # some item no longer carries `wb` (forgotten, or published already)
-                    self._applied(lambda update=update: self.client.update_item(**update))  # type: ignore[misc]
-        guarded(STORE, lambda: self.client.update_item(
-            TableName=self.table, Key=key(f"MW#{ws}", f"WB#{stage}"), UpdateExpression="SET #t = :t",
-            ExpressionAttributeNames={"#t": "ttl"},
-            ExpressionAttributeValues={":t": n(int(time.time()) + staging.PUBLISHED_TTL_S)}))
+                    self.db.conditional(lambda update=update: self.db.client.update_item(**update))  # type: ignore[misc]
+        self.db.update(Key=key(f"MW#{ws}", f"WB#{stage}"), UpdateExpression="SET #t = :t",
+                       ExpressionAttributeNames={"#t": "ttl"},
+                       ExpressionAttributeValues={":t": n(int(time.time()) + limits.PUBLISHED_TTL_S)})
         return True
 
-    @staticmethod
-    def _applied(call: Callable[[], Any]) -> bool:
-        """Run a conditional write: False when its condition failed, a store failure for anything else."""
-        try:
-            call()
-        except Exception as exc:
-            if is_conditional_failure(exc):
-                return False
-            raise store_failure(exc, store=STORE) from exc
-        return True
-
-    def _reclaim(self, ws: str, names: Sequence[str]) -> bool:
+    def reclaim(self, ws: str, names: Sequence[str]) -> bool:
         """Discard the abandoned stages holding any of these names. True when one was discarded; WriteInProgress
         when a stage that may still commit holds one (a concurrent duplicate: retrying after it commits replays)."""
-        claims = batch_get(self.client, STORE, self.table, [key(f"MW#{ws}", name) for name in names],
-                           consistent=True)
+        claims = self.db.batch_get([key(f"MW#{ws}", name) for name in names], consistent=True)
         stages = {get_s(c, "wb") or "" for c in claims if "wb" in c}
         if not stages:
             return False
-        records = {(get_s(r, "sk") or "")[3:]: r for r in batch_get(
-            self.client, STORE, self.table, [key(f"MW#{ws}", f"WB#{w}") for w in sorted(stages)], consistent=True)}
+        records = {(get_s(r, "sk") or "")[3:]: r for r in self.db.batch_get(
+            [key(f"MW#{ws}", f"WB#{w}") for w in sorted(stages)], consistent=True)}
         reclaimed = live = False
         for stage in sorted(stages):
             record = records.get(stage)
             if record is None:  # a stage without its record is invisible for good: its claims name what remains
                 held = [c for c in claims if get_s(c, "wb") == stage]
-                self._discard(ws, stage, [get_n(c, "memory_id") for c in held], [get_s(c, "sk") or "" for c in held],
-                              set())
+                self.staging.discard(ws, stage, [get_n(c, "memory_id") for c in held],
+                                     [get_s(c, "sk") or "" for c in held], set())
                 reclaimed = True
-            elif self._settle(ws, record):
+            elif self.settle(ws, record):
                 reclaimed = True
             else:
                 live = live or get_s(record, "status") == "pending"

@@ -5,18 +5,23 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from agentkb.adapters.embedded.sqlite.graph.schema import SqliteGraphBase, marks
+from agentkb.adapters.embedded.sqlite.db import Database
+from agentkb.adapters.embedded.sqlite.graph.schema import marks
 from agentkb.models.graph.records import GraphMatchPage, GraphMatchQuery
 from agentkb.services.graph.rank import NamedMatches, keep_best_tier, merge_matches, named_scores, term_fetch_limit
 
 
-class SqliteGraphMatcher(SqliteGraphBase):
+@dataclass(frozen=True, slots=True)
+class SqliteGraphMatcher:
     """GraphStore.term_statistics and match_entities."""
 
+    db: Database
+
     def term_statistics(self, workspace_id: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        conn = self._db.connection()
+        conn = self.db.connection()
         row = conn.execute("SELECT entity_count FROM graph_meta WHERE workspace_id = ?", (workspace_id,)).fetchone()
         df = {r[0]: r[1] for r in conn.execute(
             f"SELECT term, df FROM graph_term_df WHERE workspace_id = ? AND term IN ({marks(len(terms))})",
@@ -26,7 +31,7 @@ class SqliteGraphMatcher(SqliteGraphBase):
     def match_entities(self, query: GraphMatchQuery) -> GraphMatchPage:
         # Postings carry kind, label and project (denormalised) so ranking and scoping never join graph_entities
         # for every posting of a common term; the exact/prefix tiers are small index range reads merged here.
-        conn = self._db.connection()
+        conn = self.db.connection()
         params: dict[str, Any] = {"ws": query.workspace_id, "t": query.text, "hi": query.text + "\U0010ffff",
                                   "bonus": query.coverage_bonus, "kind": query.kind, "project": query.project_id}
         named = self._named_matches(conn, query, params)

@@ -5,28 +5,29 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from agentkb.adapters.embedded.sqlite.graph.schema import (
-    REL_COLUMNS,
-    SqliteGraphBase,
-    relation_from_row,
-)
+from agentkb.adapters.embedded.sqlite.db import Database
+from agentkb.adapters.embedded.sqlite.graph.schema import REL_COLUMNS, relation_from_row, rows_by_id
 from agentkb.models.graph.records import EntityRecord, NeighbourhoodTotals, ProofRecord, RelationRecord
 from agentkb.services.graph.changes import decode_entity, decode_proof, in_order, source_hash
 
 
-class SqliteGraphReader(SqliteGraphBase):
+@dataclass(frozen=True, slots=True)
+class SqliteGraphReader:
     """GraphStore reads."""
 
+    db: Database
+
     def existing_entity_ids(self, workspace_id: str, ids: Sequence[str]) -> set[str]:
-        return {r[0] for r in self._rows_by_id(self._db.connection(), "graph_entities", "id", workspace_id, ids)}
+        return {r[0] for r in rows_by_id(self.db.connection(), "graph_entities", "id", workspace_id, ids)}
 
     def existing_proof_ids(self, workspace_id: str, ids: Sequence[str]) -> set[str]:
-        return {r[0] for r in self._rows_by_id(self._db.connection(), "graph_proofs", "id", workspace_id, ids)}
+        return {r[0] for r in rows_by_id(self.db.connection(), "graph_proofs", "id", workspace_id, ids)}
 
     def identity_owners(self, workspace_id: str,
                         identities: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], str]:
-        conn = self._db.connection()
+        conn = self.db.connection()
         out: dict[tuple[str, str, str], str] = {}
         for kind, project, key in dict.fromkeys(identities):
             row = conn.execute("SELECT id FROM graph_entities WHERE workspace_id = ? AND kind = ? AND project_id = ?"
@@ -36,16 +37,16 @@ class SqliteGraphReader(SqliteGraphBase):
         return out
 
     def entities(self, workspace_id: str, ids: Sequence[str]) -> list[EntityRecord]:
-        rows = self._rows_by_id(self._db.connection(), "graph_entities", "id, doc", workspace_id, ids)
+        rows = rows_by_id(self.db.connection(), "graph_entities", "id, doc", workspace_id, ids)
         return in_order(ids, {r["id"]: decode_entity(r["doc"]) for r in rows})
 
     def proofs(self, workspace_id: str, ids: Sequence[str]) -> list[ProofRecord]:
-        rows = self._rows_by_id(self._db.connection(), "graph_proofs", "id, doc", workspace_id, ids)
+        rows = rows_by_id(self.db.connection(), "graph_proofs", "id, doc", workspace_id, ids)
         return in_order(ids, {r["id"]: decode_proof(r["doc"]) for r in rows})
 
     def proven_relations(self, workspace_id: str, entity_ids: Sequence[str],
                          per_entity_cap: int) -> dict[str, list[RelationRecord]]:
-        conn = self._db.connection()
+        conn = self.db.connection()
         sql = (f"SELECT * FROM (SELECT {REL_COLUMNS}, rank FROM graph_relations WHERE workspace_id = :ws"
                " AND from_id = :e AND proven = 1 ORDER BY rank, id LIMIT :cap)"
                f" UNION ALL SELECT * FROM (SELECT {REL_COLUMNS}, rank FROM graph_relations WHERE workspace_id = :ws"
@@ -59,7 +60,7 @@ class SqliteGraphReader(SqliteGraphBase):
         if not ids:
             return NeighbourhoodTotals(0, 0)
         # Covering index scans only (the other endpoint is in the index), no temp tables for the relation count.
-        conn, ids_json = self._db.connection(), json.dumps(ids)
+        conn, ids_json = self.db.connection(), json.dumps(ids)
         inside = "(SELECT value FROM json_each(:ids))"
         out_edges = (f"FROM graph_relations WHERE workspace_id = :ws AND from_id IN {inside} AND proven = 1")
         in_edges = (f"FROM graph_relations WHERE workspace_id = :ws AND to_id IN {inside} AND proven = 1"
@@ -73,7 +74,7 @@ class SqliteGraphReader(SqliteGraphBase):
 
     def neighbours(self, workspace_id: str, entity_ids: Sequence[str], min_weight: float,
                    per_entity_cap: int) -> list[tuple[str, str, str, float]]:
-        conn = self._db.connection()
+        conn = self.db.connection()
         sql = ("SELECT * FROM (SELECT from_id, to_id, kind, weight, id FROM graph_relations WHERE workspace_id = :ws"
                " AND from_id = :e AND weight >= :w ORDER BY weight DESC, id LIMIT :cap)"
                " UNION ALL SELECT * FROM (SELECT from_id, to_id, kind, weight, id FROM graph_relations"
@@ -86,7 +87,7 @@ class SqliteGraphReader(SqliteGraphBase):
         return out
 
     def source_hash(self, workspace_id: str) -> str:
-        conn = self._db.connection()
+        conn = self.db.connection()
         meta = "SELECT version, hash, hash_version FROM graph_meta WHERE workspace_id = ?"
         row = conn.execute(meta, (workspace_id,)).fetchone()
         if row is not None and row["hash"] is not None and row["hash_version"] == row["version"]:
@@ -110,10 +111,10 @@ class SqliteGraphReader(SqliteGraphBase):
             for table, only in (("graph_entities", ""), ("graph_proofs", ""), ("graph_relations", " AND proven = 1"))))
 
     def workspaces(self) -> list[str]:
-        return [r[0] for r in self._db.connection().execute("SELECT workspace_id FROM graph_meta ORDER BY 1")]
+        return [r[0] for r in self.db.connection().execute("SELECT workspace_id FROM graph_meta ORDER BY 1")]
 
     def export(self, workspace_id: str) -> tuple[list[str], list[RelationRecord], list[str]]:
-        conn, ws = self._db.connection(), (workspace_id,)
+        conn, ws = self.db.connection(), (workspace_id,)
         entities = [r[0] for r in conn.execute("SELECT doc FROM graph_entities WHERE workspace_id = ? ORDER BY id", ws)]
         relations = [relation_from_row(r) for r in conn.execute(
             f"SELECT {REL_COLUMNS} FROM graph_relations WHERE workspace_id = ? ORDER BY id", ws)]

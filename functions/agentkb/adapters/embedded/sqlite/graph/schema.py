@@ -1,4 +1,4 @@
-"""The embedded graph's tables and the plumbing its read, match and write modules share.
+"""The embedded graph's tables and the helpers its read, match and write parts share.
 
 Every bound lives in SQL: term matching goes through `graph_terms` (indexed by workspace and term, never a scan of
 all entities), neighbourhoods are per-entity `ORDER BY ... LIMIT` on covering indexes, totals are COUNT queries.
@@ -12,7 +12,6 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from agentkb.adapters.embedded.sqlite.db import Database
 from agentkb.models.graph.records import RelationRecord
 
 DDL = """
@@ -72,15 +71,9 @@ def relation_from_row(row: sqlite3.Row) -> RelationRecord:
                           weight=row["weight"], proof_ids=tuple(json.loads(row["proof_ids"])))
 
 
-class SqliteGraphBase:
-    """The shared database of the graph store's parts."""
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
-
-    def _rows_by_id(self, conn: sqlite3.Connection, table: str, columns: str, ws: str,
-                    ids: Sequence[str]) -> Iterator[sqlite3.Row]:
-        """Rows of `table` with the given ids (chunked IN lists), in no particular order."""
-        for part in chunks(list(dict.fromkeys(ids))):
-            yield from conn.execute(f"SELECT {columns} FROM {table} WHERE workspace_id = ? AND id IN "
-                                    f"({marks(len(part))})", (ws, *part))
+def rows_by_id(conn: sqlite3.Connection, table: str, columns: str, ws: str,
+               ids: Sequence[str]) -> Iterator[sqlite3.Row]:
+    """Rows of `table` with the given ids (chunked IN lists), in no particular order."""
+    for part in chunks(list(dict.fromkeys(ids))):
+        yield from conn.execute(f"SELECT {columns} FROM {table} WHERE workspace_id = ? AND id IN "
+                                f"({marks(len(part))})", (ws, *part))

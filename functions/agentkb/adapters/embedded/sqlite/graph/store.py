@@ -1,7 +1,7 @@
 """The embedded engine's knowledge graph: entities, relations, proofs, a term index with document frequencies.
 
-Tables and shared plumbing: sqlite_graph_schema; writes over the shared change set: sqlite_graph_write; reads:
-sqlite_graph_read; ranked entity matching: sqlite_graph_match.
+Tables and shared helpers: schema.py; writes over the shared change set: write.py; reads: read.py; ranked entity
+matching: match.py. The store is the shared front (adapters/graph_front.py) over those three parts.
 """
 
 from __future__ import annotations
@@ -11,13 +11,18 @@ from agentkb.adapters.embedded.sqlite.graph.match import SqliteGraphMatcher
 from agentkb.adapters.embedded.sqlite.graph.read import SqliteGraphReader
 from agentkb.adapters.embedded.sqlite.graph.schema import DDL
 from agentkb.adapters.embedded.sqlite.graph.write import SqliteGraphWriter
+from agentkb.adapters.graph_front import GraphStoreFront
 from agentkb.services.graph.migration import migrate_graph
 
 GRAPH_FORMAT = 2  # 2: the upstream workspace-knowledge-graph.v1 model (graph_migration); 1 or none: before it
 
 
-class SqliteGraphStore(SqliteGraphWriter, SqliteGraphReader, SqliteGraphMatcher):
+class SqliteGraphStore(GraphStoreFront):
     """GraphStore over the shared embedded database."""
+
+    def __init__(self, db: Database) -> None:
+        super().__init__(SqliteGraphWriter(db), SqliteGraphReader(db), SqliteGraphMatcher(db))
+        self._db = db  # the database the parts share (tests inspect it)
 
 
 def migrate_on_open(db: Database) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from agentkb.adapters.embedded.sqlite.graph.schema import SqliteGraphBase, chunks
+from agentkb.adapters.embedded.sqlite.db import Database
+from agentkb.adapters.embedded.sqlite.graph.schema import chunks, rows_by_id
 from agentkb.errors import Conflict
 from agentkb.models.graph.records import GraphBatch, WriteCounts
 from agentkb.models.graph.text import normalise_text
@@ -21,12 +23,15 @@ from agentkb.services.graph.changes import (
 )
 
 
-class SqliteGraphWriter(SqliteGraphBase):
+@dataclass(frozen=True, slots=True)
+class SqliteGraphWriter:
     """GraphStore.upsert: atomic (one BEGIN IMMEDIATE transaction), change detection by the shared change set."""
+
+    db: Database
 
     def upsert(self, workspace_id: str, batch: GraphBatch) -> WriteCounts:
         try:
-            with self._db.transaction() as conn:
+            with self.db.transaction() as conn:
                 changes = plan_upsert(batch, self._prior(conn, workspace_id, batch))
                 self._write(conn, workspace_id, changes)
         except sqlite3.IntegrityError as exc:  # a concurrent writer took the same identity key first
@@ -37,10 +42,10 @@ class SqliteGraphWriter(SqliteGraphBase):
         entity_ids, relation_ids, proof_ids = batch_ids(batch)
         return PriorGraph(
             entities={r["id"]: (r["doc"], r["canon"])
-                      for r in self._rows_by_id(conn, "graph_entities", "id, doc, canon", ws, entity_ids)},
+                      for r in rows_by_id(conn, "graph_entities", "id, doc, canon", ws, entity_ids)},
             relations={r["id"]: r["canon"]
-                       for r in self._rows_by_id(conn, "graph_relations", "id, canon", ws, relation_ids)},
-            proofs={r["id"]: r["canon"] for r in self._rows_by_id(conn, "graph_proofs", "id, canon", ws, proof_ids)})
+                       for r in rows_by_id(conn, "graph_relations", "id, canon", ws, relation_ids)},
+            proofs={r["id"]: r["canon"] for r in rows_by_id(conn, "graph_proofs", "id, canon", ws, proof_ids)})
 
     def _write(self, conn: sqlite3.Connection, ws: str, changes: GraphChangeSet) -> None:
         conn.execute("INSERT OR IGNORE INTO graph_meta (workspace_id) VALUES (?)", (ws,))

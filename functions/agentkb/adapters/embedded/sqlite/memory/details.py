@@ -15,12 +15,10 @@ from typing import Any
 import numpy as np
 
 from agentkb.adapters.embedded.sqlite.db import Database
+from agentkb.adapters.embedded.sqlite.eligibility import clause_sql
+from agentkb.models.eligibility import LISTING_STATUS
 from agentkb.models.memory.api import VISIBILITY_RANK
 from agentkb.models.memory.detail import MemoryChange, MemoryDetail, MemoryListQuery, name_key
-
-_STATUS = {"live": "m.superseded = 0 AND m.stale = 0", "superseded": "m.superseded = 1", "stale": "m.stale = 1",
-           "unconfirmed": "m.confirmed = 0"}
-
 
 # The owner rule with the viewer bound twice (positional): no viewer reads every memory.
 OWNER_RULE = "(? IS NULL OR m.visibility != 'personal' OR m.owner_id = ?)"
@@ -59,7 +57,7 @@ def list_sql(query: MemoryListQuery) -> tuple[str, dict[str, Any]]:
         clauses.append("m.name LIKE :name_prefix ESCAPE '\\'")
         params["name_prefix"] = _escape_like(query.name_prefix)
     if query.status is not None:
-        clauses.append(_STATUS[query.status])
+        clauses.append(clause_sql(LISTING_STATUS[query.status], params))
     for position, (label, value) in enumerate(sorted(query.labels.items())):
         clauses.append(f"json_extract(a.labels, :lk{position}) = :lv{position}")
         params.update({f"lk{position}": f'$."{label}"', f"lv{position}": value})
