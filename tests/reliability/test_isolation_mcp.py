@@ -45,13 +45,13 @@ from tests.reliability.test_isolation_routes import (
     http_caller,
 )
 
-BY_ROUTE = {(tool.method, tool.path): tool for tool in TOOLS}
+BY_ROUTE = {(tool.route.method, tool.route.path): tool for tool in TOOLS}
 STATUS = re.compile(r"^[A-Z_]+ \((\d{3})\)")
 
 
 def tool_arguments(spec: ToolSpec, query: dict[str, str], body: Any) -> dict[str, Any]:
     """A route request as the tool's arguments: the body, or the query typed as the tool's schema declares it."""
-    if spec.method != "GET":
+    if spec.route.method != "GET":
         return body if isinstance(body, dict) else {}
     types = {name: prop.get("type") for name, prop in (spec.query_schema or {}).items()}
     return {k: int(v) if types.get(k) == "integer" and v.lstrip("-").isdigit() else v for k, v in query.items()}
@@ -69,7 +69,7 @@ def in_memory_caller(workspace: str | None = None) -> Caller:
     """The MCP tools through the SDK's in-memory client, a fresh server holding each call's key."""
 
     def call(key: str, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, str]:
-        spec = next(s for (m, _), s in BY_ROUTE.items() if m == method and s.path == path)
+        spec = next(s for (m, _), s in BY_ROUTE.items() if m == method and s.route.path == path)
         server = build_server(ToolRunner(InProcessApi(), workspace, _workspaces_of), key)
 
         async def main() -> Any:
@@ -146,7 +146,7 @@ def test_an_implied_workspace_never_widens_the_keys_reach(world: dict[str, Any],
     own = workspaces[0]
     request_path, query, body = aimed(case, server_workspace or own, world, missing=False)
     arguments = implied(spec, tool_arguments(spec, query, body))
-    if spec.method == "GET":
+    if spec.route.method == "GET":
         query, body = {k: str(v) for k, v in arguments.items()}, None
     else:
         body = arguments
@@ -179,7 +179,7 @@ def http_mcp_caller(url: str) -> Caller:
     """The MCP tools over streamable HTTP: one shared server, each request carrying its own key."""
 
     def call(key: str, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, str]:
-        spec = next(s for (m, _), s in BY_ROUTE.items() if m == method and s.path == path)
+        spec = next(s for (m, _), s in BY_ROUTE.items() if m == method and s.route.path == path)
 
         async def main() -> Any:
             async with (httpx2.AsyncClient(headers={"X-API-Key": key}, timeout=httpx2.Timeout(120)) as http,
