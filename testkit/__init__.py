@@ -3,4 +3,4 @@
 (moto_aws), a pytest-free patcher (patches), and the workspace the recorded events expect, seeded
 through the real handlers (corpus). Importing it needs moto (the dev extra) and never pytest, so a
 benchmark uses exactly the doubles the contract tests hold to the same contract without importing the tests.
-tests/aws/ keeps the pytest fixtures built on these and re-exports their names."""
+tests/conftest.py builds its pytest fixtures (aws, aws_settings, aws_backend) on these."""

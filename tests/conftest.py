@@ -1,4 +1,5 @@
-"""Shared fixtures: an isolated data dir per test, keys, a demo knowledge base."""
+"""Fixtures every layer shares: an isolated embedded data dir per test, the engine's bundle of ports, keys, and the
+AWS engine on moto with its doubles (testkit/)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from moto import mock_aws
 
+from agentkb.adapters.aws.dynamodb.tables import aws_client
 from agentkb.composition import Ports, get_ports, reset_ports
 from agentkb.config import Settings, reset_settings
 from agentkb.services.search.service import QUERY_VECTORS
+from testkit.aws_backend import AwsBackend
+from testkit.bedrock import FakeAgentRuntime, FakeBedrockRuntime
+from testkit.environment import CREDENTIALS, REGION, stack_environment
+from testkit.fake_opensearch import FakeOpenSearch
+from testkit.moto_aws import AwsEnv, one_backup_per_table, provision, route_to_doubles
 from tests.helpers import mint
 from tests.upstream import pytest_sessionfinish, pytest_terminal_summary, pytest_testnodedown  # noqa: F401
 
@@ -30,24 +38,24 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 @pytest.fixture()
-def container(data_dir: Path) -> Ports:
+def bundle(data_dir: Path) -> Ports:
     """The configured engine's bundle of ports (composition.get_ports), as the handlers see it."""
     return get_ports()
 
 
 @pytest.fixture()
-def rw_key(container: Any) -> str:
-    return mint(container, ["ws1"], ["api:read", "api:write"], "alice")
+def rw_key(bundle: Ports) -> str:
+    return mint(bundle, ["ws1"], ["api:read", "api:write"], "alice")
 
 
 @pytest.fixture()
-def ro_key(container: Any) -> str:
-    return mint(container, ["ws1"], ["api:read"], "reader")
+def ro_key(bundle: Ports) -> str:
+    return mint(bundle, ["ws1"], ["api:read"], "reader")
 
 
 @pytest.fixture()
-def other_key(container: Any) -> str:
-    return mint(container, ["ws2"], ["api:read", "api:write"], "mallory")
+def other_key(bundle: Ports) -> str:
+    return mint(bundle, ["ws2"], ["api:read", "api:write"], "mallory")
 
 
 @pytest.fixture()
@@ -68,3 +76,38 @@ def override_ports(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Ports]:
         return bundle
 
     return swap
+
+
+@pytest.fixture()
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsEnv]:
+    """The stack's resources on moto (testkit/moto_aws.py), with the test credentials set."""
+    for name, value in CREDENTIALS.items():
+        monkeypatch.setenv(name, value)
+    aws_client.cache_clear()
+    with mock_aws():
+        yield provision("agentkb-test")
+    aws_client.cache_clear()
+
+
+@pytest.fixture()
+def aws_settings(aws: AwsEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsEnv]:
+    """AGENTKB_* as the CDK stack sets them (backend=aws), against the moto resources."""
+    env = stack_environment(aws.tables, aws.secret_arn, aws.bucket, aws.queue_url)
+    env["AGENTKB_RERANK_MODEL_ARN"] = f"arn:aws:bedrock:{REGION}::foundation-model/cohere.rerank-v3-5:0"
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    reset_settings()
+    reset_ports()
+    yield aws
+    reset_settings()
+    reset_ports()
+
+
+@pytest.fixture()
+def aws_backend(aws_settings: AwsEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsBackend]:
+    """The whole AWS engine: moto plus the OpenSearch and Bedrock doubles (testkit/aws_backend.py)."""
+    one_backup_per_table(monkeypatch)
+    backend = AwsBackend(aws_settings, FakeOpenSearch(), FakeBedrockRuntime())
+    backend.clients.update({"bedrock-runtime": backend.bedrock, "bedrock-agent-runtime": FakeAgentRuntime()})
+    route_to_doubles(monkeypatch, backend.clients, backend.opensearch)
+    yield backend

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentkb.models.graph.api import identity_fingerprint
+from agentkb.models.graph.text import identity_fingerprint
 from tests.upstream import assert_upstream, json_documents
 
 ROOT = Path(__file__).resolve().parents[1]

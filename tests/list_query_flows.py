@@ -1,5 +1,5 @@
 """The list routes' query strings as /openapi.json documents them, one flow for both engines (the embedded suite in
-tests/reliability/test_list_queries.py, the AWS one in tests/aws/test_aws_list_queries.py)."""
+tests/reliability/test_list_queries.py, the AWS one in tests/handlers/aws/test_aws_list_queries.py)."""
 
 from __future__ import annotations
 

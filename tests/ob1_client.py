@@ -1,6 +1,6 @@
 """An OB1 client over the real ingest lambda_handler, and the payloads OB1's smoke harness and plugins send.
 
-Used by the embedded (tests/handlers) and AWS (tests/aws) suites alike: the same flows on both engines.
+Used by the embedded (tests/handlers) and AWS (tests/handlers/aws) suites alike: the same flows on both engines.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """OB1 client flows, engine-agnostic: tests/handlers/test_ob1_routes.py runs them on the embedded engine and
-tests/aws/test_aws_ob1.py on the AWS adapters (moto + the fake OpenSearch + a fake Bedrock)."""
+tests/handlers/aws/test_aws_ob1.py on the AWS adapters (moto + the fake OpenSearch + a fake Bedrock)."""
 
 from __future__ import annotations
 

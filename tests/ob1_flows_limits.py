@@ -1,4 +1,5 @@
-"""OB1 flows at the edges, engine-agnostic (run by tests/handlers/test_ob1_routes.py and tests/aws/test_aws_ob1.py):
+"""OB1 flows at the edges, engine-agnostic (run by tests/handlers/test_ob1_routes.py and
+tests/handlers/aws/test_aws_ob1.py):
 the largest write-back, and listings whose pages stay full when other principals' personal memories lie between."""
 
 from __future__ import annotations

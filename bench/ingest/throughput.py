@@ -61,18 +61,18 @@ def run(source: Path, max_bytes: int) -> dict[str, Any]:
         from agentkb.services.ingest.bulk import EMBED_BATCH
         from agentkb.services.ingest.chunking import chunk_text
 
-        container = get_ports()
-        kb = create_kb(container, "bench", "docs", None, [])
+        ports = get_ports()
+        kb = create_kb(ports, "bench", "docs", None, [])
         found = discover([folder])
         sources = read_sources(kb, found.files, [], [])
         texts = list({p.content_hash: p.content for s in sources
-                      for p in chunk_text(s.extracted.text, container.tokenizer)}.values())
-        container.embedder.embed_documents(texts[:EMBED_BATCH])  # load and warm the model
-        first = model_run(container.embedder, texts, EMBED_BATCH)
+                      for p in chunk_text(s.extracted.text, ports.tokenizer)}.values())
+        ports.embedder.embed_documents(texts[:EMBED_BATCH])  # load and warm the model
+        first = model_run(ports.embedder, texts, EMBED_BATCH)
         start = time.perf_counter()
-        summary = ingest_paths(container, "bench", kb.id, [folder], progress=False)
+        summary = ingest_paths(ports, "bench", kb.id, [folder], progress=False)
         ingest_s = time.perf_counter() - start
-        second = model_run(container.embedder, texts, EMBED_BATCH)
+        second = model_run(ports.embedder, texts, EMBED_BATCH)
         model_s = (first + second) / 2
         return {"files": files, "bytes": sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()),
                 "documents": summary["created"], "skipped": len(summary["skipped"]), "chunks": len(texts),

@@ -19,16 +19,9 @@ from pathlib import Path
 
 from agentkb.adapters.embedded.sqlite.db import Database  # noqa: E402
 from agentkb.adapters.embedded.sqlite.graph.store import SqliteGraphStore  # noqa: E402
-from agentkb.models.graph.api import (  # noqa: E402
-    ENTITY_KINDS,
-    RELATION_KINDS,
-    EntityRecord,
-    GraphBatch,
-    GraphSearchRequest,
-    ProofRecord,
-    RelationRecord,
-    identity_fingerprint,
-)
+from agentkb.models.graph.api import ENTITY_KINDS, RELATION_KINDS, GraphSearchRequest
+from agentkb.models.graph.records import EntityRecord, GraphBatch, ProofRecord, RelationRecord
+from agentkb.models.graph.text import identity_fingerprint
 from agentkb.services.graph.search import search_graph  # noqa: E402
 
 WORKSPACE = "bench"

@@ -38,10 +38,10 @@ VISIBILITIES = ("workspace", "workspace", "workspace", "organization", "project"
 
 
 def build(size: int, dim: int, seed: int = 7) -> tuple[str, Any]:
-    """A fresh data dir holding `size` memories in workspace `bench`; returns (api key, container)."""
+    """A fresh data dir holding `size` memories in workspace `bench`; returns (api key, ports)."""
     from agentkb.composition import get_ports, reset_ports
     from agentkb.config import reset_settings
-    from agentkb.models.graph.api import GraphBatch, RelationRecord
+    from agentkb.models.graph.records import GraphBatch, RelationRecord
     from agentkb.models.memory.api import MemoryRecord
     from agentkb.services.access.api_keys import create_api_key
     from agentkb.services.memory.graph_links import recall_entity_id
@@ -49,7 +49,7 @@ def build(size: int, dim: int, seed: int = 7) -> tuple[str, Any]:
     os.environ["AGENTKB_DATA_DIR"] = tempfile.mkdtemp(prefix=f"agentkb-recall-{size}-")
     reset_settings()
     reset_ports()
-    container = get_ports()
+    ports = get_ports()
     rng = random.Random(seed)
     nrng = np.random.default_rng(seed)
     topics = [recall_entity_id("topic", f"topic-{i}") for i in range(max(10, size // 20))]
@@ -76,9 +76,9 @@ def build(size: int, dim: int, seed: int = 7) -> tuple[str, Any]:
                 created_at="2027-01-01T00:00:00Z",
                 updated_at=now - rng.uniform(0, 90) * 86_400, embedding=vectors[j].tolist(),
                 entity_ids=tuple({rng.choice(topics) for _ in range(2)})))
-        container.memories.insert_many(records)
-    key, _ = create_api_key(container.keys, container.secrets, ["bench"], ["api:read"], "u0")
-    return key, container
+        ports.memories.insert_many(records)
+    key, _ = create_api_key(ports.keys, ports.secrets, ["bench"], ["api:read"], "u0")
+    return key, ports
 
 
 def request(rng: random.Random, graph: bool) -> dict[str, Any]:

@@ -18,8 +18,12 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench.beir import require_dataset
+
+if TYPE_CHECKING:
+    from agentkb.composition import Ports
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,15 +37,15 @@ def setup_env() -> None:
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 
 
-def ingest_corpus(container: object, dataset: Path, docs: int) -> str:
+def ingest_corpus(ports: Ports, dataset: Path, docs: int) -> str:
     from agentkb.models.domain import Principal
     from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
     from agentkb.services.ingest import service as ingest
 
-    deps = ingest.IngestDeps(container.catalog, container.index, container.embedder,  # type: ignore[attr-defined]
-                             container.tokenizer, container.embedding_cache)  # type: ignore[attr-defined]
+    deps = ingest.IngestDeps(ports.catalog, ports.index, ports.embedder,
+                             ports.tokenizer, ports.embedding_cache)
     seed = Principal("bench", (WS,), ("api:write",))
-    kb = container.catalog.find_knowledge_base_by_name(WS, "scifact") or ingest.create_knowledge_base(  # type: ignore
+    kb = ports.catalog.find_knowledge_base_by_name(WS, "scifact") or ingest.create_knowledge_base(
         CreateKnowledgeBaseRequest(workspaceId=WS, name="scifact"), seed, deps)
     started = time.perf_counter()
     with (dataset / "corpus.jsonl").open() as fh:
@@ -57,7 +61,7 @@ def ingest_corpus(container: object, dataset: Path, docs: int) -> str:
     return kb.id
 
 
-def seed_memory_and_graph(container: object, queries: list[str], count: int) -> None:
+def seed_memory_and_graph(ports: Ports, queries: list[str], count: int) -> None:
     from agentkb.composition import get_ports
     from agentkb.models.domain import Principal
     from agentkb.models.memory.api import MemoryWriteRequest
@@ -65,7 +69,7 @@ def seed_memory_and_graph(container: object, queries: list[str], count: int) -> 
     from agentkb.services.memory.service import MemoryDeps, write_memory
 
     principal = Principal("bench", (WS,), ("api:write",))
-    deps = MemoryDeps(get_ports().memories, get_ports().graph, container.embedder)  # type: ignore[attr-defined]
+    deps = MemoryDeps(ports.memories, ports.graph, ports.embedder)
     for i in range(count):
         text = queries[i % len(queries)]
         write_memory(MemoryWriteRequest.model_validate({
@@ -100,13 +104,13 @@ def main() -> int:
     from agentkb.models.snapshot import CreateSnapshotRequest
     from agentkb.services.snapshot.service import create_snapshot
 
-    container = get_ports()
+    ports = get_ports()
     queries = [json.loads(line)["text"] for line in (args.dataset / "queries.jsonl").open()][: max(args.queries, 50)]
     t0 = time.perf_counter()
-    kb_id = ingest_corpus(container, args.dataset, args.docs)
+    kb_id = ingest_corpus(ports, args.dataset, args.docs)
     marker = CACHE / f"seeded-{args.synthetic}"
     if not marker.exists():
-        seed_memory_and_graph(container, queries, args.synthetic)
+        seed_memory_and_graph(ports, queries, args.synthetic)
         marker.write_text("ok")
     setup_s = time.perf_counter() - t0
     principal = Principal("bench", (WS,), ("api:read", "api:write"))

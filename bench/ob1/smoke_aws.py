@@ -10,7 +10,7 @@ store with its OpenSearch legs, the key store - is what runs on AWS.
     python -m bench.ob1.smoke_aws serve [--port 8788]            # serve until ^C; prints the endpoint and a key
 
 OB1's harness and plugins are FSL-licensed and stay outside this repository: pass the path of a copy.
-tests/aws/test_ob1_smoke_aws.py runs the harness this way when node and OB1_SMOKE_HARNESS are available.
+tests/e2e/test_ob1_smoke_aws.py runs the harness this way when node and OB1_SMOKE_HARNESS are available.
 """
 
 from __future__ import annotations

@@ -3,4 +3,4 @@
 
 from contract_engines import engine  # noqa: F401
 from graph_engines import both  # noqa: F401,E402
-from port_engines import aws, aws_backend, aws_settings, ports  # noqa: F401
+from port_engines import ports  # noqa: F401

@@ -5,7 +5,7 @@ The replaying transport evaluates nothing: every request must equal a recorded r
 NDJSON body); it then answers with that exchange's recorded response. Recordings live in recordings/*.json.
 With AGENTKB_AUTHOR_RECORDINGS=<recording> it instead serves that file's hand-written responses in order and
 writes the requests the adapter actually sent back into it (review the diff before committing). With
-AGENTKB_RECORD_FROM_FAKE=1 every recording is rewritten from the in-memory OpenSearch of tests/aws (its BM25 and
+AGENTKB_RECORD_FROM_FAKE=1 every recording is rewritten from the in-memory OpenSearch of testkit (its BM25 and
 cosine scores): how the recordings were re-made when the legs started returning ids (review the diff too).
 """
 
@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from contract_corpus import KNOWLEDGE_BASES, PROFILE, documents
 
 from agentkb.adapters.aws.opensearch.index import OpenSearchIndex
 from agentkb.adapters.aws.opensearch.transport import HttpResponse, JsonClient
 from agentkb.models.domain import Document, KnowledgeBase
+from tests.contract.contract_corpus import KNOWLEDGE_BASES, PROFILE, documents
 
 RECORDINGS = Path(__file__).parent / "recordings"
 PREFIX = "agentkb"

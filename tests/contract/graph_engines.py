@@ -18,10 +18,12 @@ from agentkb.adapters.aws.dynamodb.graph.store import DynamoDbGraphStore
 from agentkb.adapters.aws.dynamodb.tables import aws_client
 from agentkb.adapters.embedded.sqlite.db import Database
 from agentkb.adapters.embedded.sqlite.graph.store import SqliteGraphStore
-from agentkb.models.graph.api import EntityRecord, GraphBatch, GraphSearchRequest
+from agentkb.models.graph.api import GraphSearchRequest
+from agentkb.models.graph.records import EntityRecord, GraphBatch
 from agentkb.services.graph.search import search_graph
 from agentkb.services.graph.write import parse_graph_write, upsert_entity_by_identity, upsert_graph
-from tests.aws.aws_env import REGION, AwsEnv
+from testkit.environment import REGION
+from testkit.moto_aws import AwsEnv
 from tests.graph_payloads import WS, assert_upstream_search
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from contract_corpus import CREATED, PROFILE, TAGS
 from port_engines import EnginePorts as Ports
 
 from agentkb.errors import Conflict
 from agentkb.models.domain import Chunk, Document, EmbeddingProfile, KnowledgeBase
+from tests.contract.contract_corpus import CREATED, PROFILE, TAGS
 
 
 def kb(kb_id: str, name: str, workspace: str = "ws1", **fields: object) -> KnowledgeBase:

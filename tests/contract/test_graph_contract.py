@@ -13,8 +13,8 @@ import pytest
 from graph_engines import Both
 
 from agentkb.errors import Conflict
-from agentkb.models.graph.api import EntityRecord, GraphBatch, GraphMatchQuery, RelationRecord, identity_fingerprint
-from agentkb.models.graph.text import canonical_json
+from agentkb.models.graph.records import EntityRecord, GraphBatch, GraphMatchQuery, RelationRecord
+from agentkb.models.graph.text import canonical_json, identity_fingerprint
 from agentkb.services.graph.changes import CONFIDENCE_WEIGHT
 from agentkb.services.graph.write import parse_graph_write, upsert_graph
 from tests.graph_payloads import DEMO, WS, batch, entity, proof, relation

@@ -11,8 +11,8 @@ from graph_engines import Both
 
 from agentkb.adapters.embedded.sqlite.db import Database
 from agentkb.adapters.embedded.sqlite.graph.store import SqliteGraphStore
-from agentkb.models.graph.api import EntityRecord, GraphBatch, ProofRecord, RelationRecord, identity_fingerprint
-from agentkb.models.graph.text import canonical_json
+from agentkb.models.graph.records import EntityRecord, GraphBatch, ProofRecord, RelationRecord
+from agentkb.models.graph.text import canonical_json, identity_fingerprint
 from agentkb.services.graph.migration import migrate_graph
 from tests.graph_payloads import WS, sha
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from contract_corpus import KB_A, chunk_vector, documents
 from contract_engines import Engine
 
 from agentkb.models.domain import CompiledTagFilter, IndexQuery
+from tests.contract.contract_corpus import KB_A, chunk_vector, documents
 
 
 def _ids(hits: list) -> list[str]:  # type: ignore[type-arg]

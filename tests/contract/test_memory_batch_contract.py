@@ -13,19 +13,19 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aws_backend import _one_backup_per_table
-from test_dynamodb_memory import WS, record, unit
 from test_memory_contract import ids, scope, store  # noqa: F401 (the engine fixture)
 
 from agentkb.adapters.aws.dynamodb.memory.staging import CHUNK
 from agentkb.models.memory.detail import MemoryListQuery
+from testkit.moto_aws import one_backup_per_table
+from tests.memory_records import WS, record, unit
 
 SIZE = 2 * CHUNK + 5  # three DynamoDB transactions of memories
 
 
 @pytest.fixture(autouse=True)
 def _fast_moto_transactions(monkeypatch: pytest.MonkeyPatch) -> None:
-    _one_backup_per_table(monkeypatch)  # moto's rollback copy once per table, not per item (aws_backend.py)
+    one_backup_per_table(monkeypatch)  # moto's rollback copy once per table, not per item (aws_backend.py)
 
 
 def test_a_batch_past_one_transaction_is_written_whole(store: Any) -> None:  # noqa: F811

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from memory_engines import FakeOpenSearch, memory_table
-from test_dynamodb_memory import NOW, WS, record, unit
 
 from agentkb.adapters.aws.dynamodb.memory.store import DynamoDbMemoryStore
 from agentkb.adapters.aws.opensearch.indexed_memory import IndexedMemoryStore
@@ -25,6 +24,7 @@ from agentkb.errors import Conflict
 from agentkb.models.memory.api import VISIBILITY_RANK, IdempotencyRecord
 from agentkb.models.memory.detail import MemoryChange, MemoryListQuery
 from agentkb.models.recall.api import RecallScope
+from tests.memory_records import NOW, WS, record, unit
 
 ENGINES = ("embedded", "dynamodb", "dynamodb+opensearch")
 

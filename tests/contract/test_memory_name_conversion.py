@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 from memory_engines import memory_table
-from test_dynamodb_memory import WS, record
 
 from agentkb.adapters.aws.dynamodb.memory import layout
 from agentkb.adapters.aws.dynamodb.memory.store import DynamoDbMemoryStore
 from agentkb.adapters.aws.dynamodb.tables import key, n
 from agentkb.models.memory.detail import MemoryListQuery, name_key
+from tests.memory_records import WS, record
 
 OWNERS = ("bob", "carol", "dave")
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_dynamodb_memory import WS, record, unit
 from test_memory_contract import ids, scope, store  # noqa: F401 (the engine fixture)
 
 from agentkb.errors import Conflict
 from agentkb.models.memory.detail import MemoryChange, MemoryListQuery, name_key
+from tests.memory_records import WS, record, unit
 
 
 def _personal(owner: str, body: str, name: str = "mine", **fields: Any) -> Any:

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from memory_engines import memory_table
-from test_dynamodb_memory import WS, record
 
 from agentkb.adapters.aws.dynamodb.memory.store import DynamoDbMemoryStore
 from agentkb.adapters.aws.dynamodb.tables import key, n
 from agentkb.adapters.embedded.sqlite.db import Database
 from agentkb.adapters.embedded.sqlite.memory.store import SqliteMemoryStore
 from agentkb.models.memory.detail import MemoryListQuery, name_key
+from tests.memory_records import WS, record
 
 BOB = name_key("personal", "bob", "mine")
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from contract_corpus import CREATED, PROFILE
 from port_engines import EnginePorts as Ports
 
 from agentkb.models.domain import Chunk, Document, KnowledgeBase
 from agentkb.models.snapshot import StoredSnapshot
+from tests.contract.contract_corpus import CREATED, PROFILE
 
 BODY = json.dumps({"snapshotId": "snap-1", "items": [{"text": "caf\u00e9 \u2014 \u20ac"}]},
                   ensure_ascii=False, separators=(",", ":")).encode()

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
+from agentkb.composition import Ports
 from tests.helpers import body_of
 from tests.reliability.corpus import EVENTS, load, replay, seed
 from tests.upstream import PENDING_UPSTREAM, upstream_errors
@@ -30,8 +31,8 @@ def test_graph_search_events_exist_and_are_held_to_upstream() -> None:
     assert len(CASES) >= 5 and DOCUMENT not in PENDING_UPSTREAM
 
 
-def test_every_recorded_graph_search_passes_upstream(container: Any) -> None:
-    values = seed(container)
+def test_every_recorded_graph_search_passes_upstream(bundle: Ports) -> None:
+    values = seed(bundle)
     failures = {}
     for case in CASES:
         response = replay(load(EVENTS / f"{case}.json", values))

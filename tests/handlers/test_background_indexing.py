@@ -50,7 +50,7 @@ def test_a_big_document_is_accepted_then_indexed_in_the_background(rw_key: str, 
     status, shown = call("GET", f"{BASES}/{kb}/documents/{doc_id}", rw_key, workspaceId="ws1")
     assert (shown["data"]["status"], shown["data"]["content"], shown["data"]["chunkCount"]) == ("indexing", TEXT, 0)
     assert search(rw_key, kb, "ferry island pier") == []  # not searchable yet: 202 never claims it is
-    # Given a restart: a new process (container) on the same data directory finds the queued work
+    # Given a restart: a new process (bundle) on the same data directory finds the queued work
     reset_ports()
     assert drain(get_ports()) == 1
     status, shown = call("GET", f"{BASES}/{kb}/documents/{doc_id}", rw_key, workspaceId="ws1")

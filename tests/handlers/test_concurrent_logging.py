@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from agentkb.api.observability import logger
+from agentkb.composition import Ports
 
 CONCURRENT = 4
 
@@ -61,12 +62,12 @@ def _write(base: str, key: str, probe: str) -> int:
         return int(response.status)
 
 
-def test_each_log_line_carries_its_own_requests_ids(container: Any, rw_key: str, override_ports: Any,
+def test_each_log_line_carries_its_own_requests_ids(bundle: Ports, rw_key: str, override_ports: Any,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     from agentkb.local.server import make_server
 
     # Given the threaded gateway, and four memory writes that meet inside their handlers
-    override_ports(embedder=MeetingEmbedder(container.embedder))
+    override_ports(embedder=MeetingEmbedder(bundle.embedder))
     captured = Captured()
     logger._logger.addHandler(captured)
     server = make_server("127.0.0.1", 0)

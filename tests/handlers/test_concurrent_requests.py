@@ -16,6 +16,7 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 
 from agentkb.api.resolver_state import HttpResolver, RestResolver
 from agentkb.api.route import Routes, build_resolver
+from agentkb.composition import Ports
 from tests.helpers import rest_event
 from tests.reliability.make_events import RECALL
 
@@ -124,11 +125,11 @@ def _memory(name: str) -> dict[str, Any]:
 
 
 def test_the_gateway_resolves_a_second_request_while_the_first_is_inside_its_handler(
-        container: Any, rw_key: str, override_ports: Any) -> None:
+        bundle: Ports, rw_key: str, override_ports: Any) -> None:
     from agentkb.local.server import make_server
 
     # Given the threaded local gateway, and a memory write held inside its handler (in its embedding)
-    gated = GatedEmbedder(container.embedder)
+    gated = GatedEmbedder(bundle.embedder)
     override_ports(embedder=gated)
     server = make_server("127.0.0.1", 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()

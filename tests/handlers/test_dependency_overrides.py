@@ -40,14 +40,14 @@ class DenyingLimiter:
         return RateDecision(limit=1, remaining=0, reset_epoch=int(now) + 60, allowed=False, retry_after_s=60)
 
 
-def test_a_route_sees_the_overridden_bundle(kb: str, rw_key: str, container: Ports, override_ports: Any) -> None:
+def test_a_route_sees_the_overridden_bundle(kb: str, rw_key: str, bundle: Ports, override_ports: Any) -> None:
     # Given the bundle with a broken embedder served to every function
-    override_ports(embedder=BrokenEmbedder(container.embedder))
+    override_ports(embedder=BrokenEmbedder(bundle.embedder))
     # When a hybrid search runs, Then it answers lexical-only and says so
     status, payload, headers = search(rw_key, {"workspaceId": "ws1", "knowledgeBaseIds": [kb], "query": "password"})
     assert status == 200 and payload["data"] and headers["x-search-degraded"] == "vector_unavailable"
     # And the process's own bundle is untouched
-    assert get_ports() is container and type(container.embedder).__name__ != "BrokenEmbedder"
+    assert get_ports() is bundle and type(bundle.embedder).__name__ != "BrokenEmbedder"
 
 
 def test_the_gate_uses_the_overridden_bundle(rw_key: str, override_ports: Any) -> None:
@@ -58,11 +58,11 @@ def test_the_gate_uses_the_overridden_bundle(rw_key: str, override_ports: Any) -
     assert response["statusCode"] == 429 and response_headers(response)["retry-after"] == "60"
 
 
-def test_a_narrow_provider_can_be_overridden_alone(kb: str, rw_key: str, container: Ports, monkeypatch: Any) -> None:
+def test_a_narrow_provider_can_be_overridden_alone(kb: str, rw_key: str, bundle: Ports, monkeypatch: Any) -> None:
     seen: list[SearchDeps] = []
 
     def recording(ports: Any = None) -> SearchDeps:
-        deps = search_deps(container)
+        deps = search_deps(bundle)
         seen.append(deps)
         return deps
 

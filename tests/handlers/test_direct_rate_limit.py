@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentkb.composition import reset_ports
+from agentkb.composition import Ports, reset_ports
 from agentkb.config import reset_settings
 from tests.helpers import body_of, invoke, mint, rest_event
 
@@ -43,8 +43,8 @@ def test_a_direct_principal_is_rate_limited_on_its_own_bucket(limit_two: None) -
     assert direct(None)["statusCode"] == 200
 
 
-def test_a_key_and_a_direct_principal_of_the_same_name_do_not_share_a_bucket(limit_two: None, container: Any) -> None:
-    key = mint(container, ["ws1"], ["api:read"], "svc")
+def test_a_key_and_a_direct_principal_of_the_same_name_do_not_share_a_bucket(limit_two: None, bundle: Ports) -> None:
+    key = mint(bundle, ["ws1"], ["api:read"], "svc")
     svc = {"id": "svc", "workspaces": ["ws1"], "scopes": ["api:read"]}
     assert [direct(svc)["statusCode"] for _ in range(3)] == [200, 200, 429]
     over_http = invoke("search", rest_event("POST", "/v1/graph/search", BODY, key=key))

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from agentkb.composition import Ports
 from agentkb.models.domain import RerankOutcome
 from tests.helpers import body_of, embedded_db, invoke, rest_event
 
@@ -143,11 +144,11 @@ def snapshot_request(kb_id: str) -> dict[str, Any]:
             "sources": {"knowledge": {"knowledgeBaseIds": [kb_id], "query": "billing sync deploy notes", "topK": 5}}}
 
 
-def test_chunks_stored_before_flags_are_scanned_on_read(rw_key: str, container: Any, spy: SpyReranker) -> None:
+def test_chunks_stored_before_flags_are_scanned_on_read(rw_key: str, bundle: Ports, spy: SpyReranker) -> None:
     # Given a document whose rows look like an earlier version wrote them (no chunk flags, no flagged list)
     kb = create_kb(rw_key)
     doc = add(rw_key, kb["id"], "leaky.md", LEAKY)[1]["data"]
-    conn = embedded_db(container).connection()
+    conn = embedded_db(bundle).connection()
     conn.execute("UPDATE chunks SET secret = NULL")
     conn.execute("UPDATE documents SET secret_chunks = NULL")
     conn.execute("UPDATE knowledge_bases SET version = version + 1")

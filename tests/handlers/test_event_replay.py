@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from agentkb.composition import Ports
 from agentkb.local.operator import OPERATOR, deps
 from agentkb.models.domain import EmbeddingProfile, KnowledgeBase
 from agentkb.models.ingest import AddDocumentRequest
@@ -29,18 +30,18 @@ PLACEHOLDERS = {"akb_test_replay_key": ["api:read", "api:write"], "akb_test_read
 
 
 @pytest.fixture()
-def seeded(container: Any) -> dict[str, str]:
-    kb = KnowledgeBase(KB, WS, "handbook", None, EmbeddingProfile(container.embedder.model_id,
-                                                                  container.embedder.dimension),
+def seeded(bundle: Ports) -> dict[str, str]:
+    kb = KnowledgeBase(KB, WS, "handbook", None, EmbeddingProfile(bundle.embedder.model_id,
+                                                                  bundle.embedder.dimension),
                        assign_slots([("category", "text"), ("version", "number")]), "2026-01-01T00:00:00Z")
-    container.catalog.create_knowledge_base(kb)
+    bundle.catalog.create_knowledge_base(kb)
     for name, content, tags in (
             ("reset.md", "To reset your password, open Settings and choose Security.", {"category": "account"}),
             ("billing.md", "Failed payments are retried after 3, 5 and 7 days.", {"category": "billing",
                                                                                 "version": 2})):
         add_document(KB, AddDocumentRequest(workspaceId=WS, name=name, content=content, tags=tags), OPERATOR,
-                     deps(container))
-    return {placeholder: mint(container, [WS], scopes) for placeholder, scopes in PLACEHOLDERS.items()}
+                     deps(bundle))
+    return {placeholder: mint(bundle, [WS], scopes) for placeholder, scopes in PLACEHOLDERS.items()}
 
 
 def load(path: Path, keys: dict[str, str]) -> Any:

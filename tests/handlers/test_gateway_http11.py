@@ -14,12 +14,13 @@ from typing import Any
 
 import pytest
 
+from agentkb.composition import Ports
 from agentkb.config import MAX_BODY_BYTES
 from tests.reliability.make_events import RECALL
 
 
 @pytest.fixture()
-def gateway(container: Any, rw_key: str) -> Iterator[tuple[str, int, str]]:
+def gateway(bundle: Ports, rw_key: str) -> Iterator[tuple[str, int, str]]:
     from agentkb.local.server import make_server
 
     server = make_server("127.0.0.1", 0)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agentkb.composition import Ports
 from tests.conftest import mint
 from tests.graph_payloads import assert_upstream_search
 from tests.unit.graph.conftest import ROOT
@@ -34,8 +35,8 @@ def replay(case: str, key: str) -> tuple[int, Any]:
 
 
 @pytest.fixture()
-def demo_key(container: Any) -> str:
-    return mint(container, ["demo"], ["api:read", "api:write"], "graph-tester")
+def demo_key(bundle: Ports) -> str:
+    return mint(bundle, ["demo"], ["api:read", "api:write"], "graph-tester")
 
 
 @pytest.mark.parametrize("case", sorted(p.name.removesuffix(".expected.json") for p in EVENTS.glob("*.expected.json")))
@@ -58,10 +59,10 @@ def test_search_is_byte_identical_through_the_handler(demo_key: str) -> None:
     assert len(bodies) == 1
 
 
-def test_unreachable_workspace_is_404_and_read_key_cannot_write(container: Any) -> None:
-    other = mint(container, ["elsewhere"], ["api:read", "api:write"], "mallory")
+def test_unreachable_workspace_is_404_and_read_key_cannot_write(bundle: Ports) -> None:
+    other = mint(bundle, ["elsewhere"], ["api:read", "api:write"], "mallory")
     assert replay("search_full", other)[0] == 404
-    reader = mint(container, ["demo"], ["api:read"], "reader")
+    reader = mint(bundle, ["demo"], ["api:read"], "reader")
     assert replay("write_ok", reader)[0] == 403
 
 

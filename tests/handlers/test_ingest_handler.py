@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from agentkb.composition import Ports
 from tests.handlers.test_search_handler import TAGS, add_doc, create_kb, search
 from tests.helpers import ERROR_RESPONSE, body_of, embedded_db, invoke, rest_event
 
@@ -32,11 +33,11 @@ def test_create_kb_returns_profile_and_slots(rw_key: str) -> None:
                                                           for i in range(4)]},
     {"workspaceId": "ws1", "name": ""}, {"workspaceId": "ws1", "name": "x", "bogus": 1},
 ])
-def test_create_kb_rejections_write_nothing(rw_key: str, container: Any, body: dict[str, Any]) -> None:
+def test_create_kb_rejections_write_nothing(rw_key: str, bundle: Ports, body: dict[str, Any]) -> None:
     response = invoke("ingest", rest_event("POST", "/api/v2/knowledge/bases", body, key=rw_key))
     assert response["statusCode"] == 400, body_of(response)
     ERROR_RESPONSE.validate(body_of(response))
-    assert container.catalog.list_knowledge_bases("ws1") == []
+    assert bundle.catalog.list_knowledge_bases("ws1") == []
 
 
 def test_read_only_key_cannot_write_and_other_workspace_is_404(ro_key: str, other_key: str, rw_key: str) -> None:
@@ -77,33 +78,33 @@ def test_same_name_replaces_and_unchanged_content_is_idempotent(rw_key: str) -> 
     assert [r["content"] for r in payload["data"]["results"]] == ["Version two talks about oranges."]
 
 
-def test_bad_document_tags_are_400_and_write_nothing(rw_key: str, container: Any) -> None:
+def test_bad_document_tags_are_400_and_write_nothing(rw_key: str, bundle: Ports) -> None:
     kb = create_kb(rw_key)
     for tags in ({"nope": 1}, {"priority": "high"}, {"updated": "yesterday"}):
         response = invoke("ingest", rest_event("POST", f"/api/v2/knowledge/bases/{kb}/documents", {
             "workspaceId": "ws1", "name": "a.md", "content": "text", "tags": tags}, key=rw_key))
         assert response["statusCode"] == 400
-    assert container.catalog.find_document_by_name(kb, "a.md") is None
+    assert bundle.catalog.find_document_by_name(kb, "a.md") is None
 
 
-def test_failed_ingest_leaves_nothing_half_indexed(rw_key: str, container: Any,
+def test_failed_ingest_leaves_nothing_half_indexed(rw_key: str, bundle: Ports,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     kb = create_kb(rw_key)
-    original = type(embedded_db(container)).transaction
+    original = type(embedded_db(bundle)).transaction
 
     def failing_write(self: Any, kb_obj: Any, document: Any, chunks: Any) -> None:
-        with original(embedded_db(container)) as conn:  # fail after the first rows are written, inside the transaction
+        with original(embedded_db(bundle)) as conn:  # fail after the first rows are written, inside the transaction
             conn.execute("DELETE FROM chunks WHERE document_id = ?", (document.id,))
             conn.execute("INSERT INTO documents (id, knowledge_base_id, workspace_id, name, content_hash, tags,"
                          " chunk_count, token_count, created_at) VALUES (?, ?, 'ws1', 'x', 'h', '{}', 1, 1, 't')",
                          (document.id, kb_obj.id))
             raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(type(container.index), "write_document", failing_write)
+    monkeypatch.setattr(type(bundle.index), "write_document", failing_write)
     response = invoke("ingest", rest_event("POST", f"/api/v2/knowledge/bases/{kb}/documents", {
         "workspaceId": "ws1", "name": "a.md", "content": "Some content to index."}, key=rw_key))
     assert response["statusCode"] == 500
-    conn = embedded_db(container).connection()
+    conn = embedded_db(bundle).connection()
     assert conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0
     assert conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] == 0
     monkeypatch.undo()
@@ -123,26 +124,26 @@ def test_long_document_is_chunked_with_overlap(rw_key: str) -> None:
     assert indexes == list(range(doc["chunkCount"]))
 
 
-def test_index_write_is_all_or_nothing(rw_key: str, container: Any) -> None:
+def test_index_write_is_all_or_nothing(rw_key: str, bundle: Ports) -> None:
     import sqlite3
 
     from agentkb.models.domain import Chunk, Document, IndexQuery
 
     kb_id = create_kb(rw_key)
-    kb = container.catalog.get_knowledge_base("ws1", kb_id)
+    kb = bundle.catalog.get_knowledge_base("ws1", kb_id)
     doc = Document("d1", kb_id, "ws1", "d.md", None, "h", {}, 2, 4, "t")
     vector = [0.0] * 384
     chunks = [Chunk("c1", "d1", 0, "first", 2, "h1", vector), Chunk("c1", "d1", 1, "dup id", 2, "h2", vector)]
     with pytest.raises(sqlite3.IntegrityError):
-        container.index.write_document(kb, doc, chunks)  # the second chunk violates the unique chunk id
-    conn = embedded_db(container).connection()
+        bundle.index.write_document(kb, doc, chunks)  # the second chunk violates the unique chunk id
+    conn = embedded_db(bundle).connection()
     assert conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0
     assert conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] == 0
     assert conn.execute("SELECT COUNT(*) FROM lexical_log").fetchone()[0] == 0  # the change log rolled back too
-    assert container.index.lexical_search(IndexQuery("ws1", (kb_id,), text="first")) == []
+    assert bundle.index.lexical_search(IndexQuery("ws1", (kb_id,), text="first")) == []
 
 
-def test_concurrent_writes_of_one_name_all_land(rw_key: str, container: Any) -> None:
+def test_concurrent_writes_of_one_name_all_land(rw_key: str, bundle: Ports) -> None:
     """Writers racing on one document name: the loser of the race re-reads and replaces, nobody gets a 500."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -156,19 +157,19 @@ def test_concurrent_writes_of_one_name_all_land(rw_key: str, container: Any) -> 
     with ThreadPoolExecutor(max_workers=6) as pool:
         statuses = list(pool.map(write, range(12)))
     assert statuses == [201] * 12
-    conn = embedded_db(container).connection()
+    conn = embedded_db(bundle).connection()
     assert conn.execute("SELECT COUNT(*) FROM documents WHERE name = 'race.md'").fetchone()[0] == 1
     (doc_id,) = conn.execute("SELECT id FROM documents WHERE name = 'race.md'").fetchone()
     assert {r[0] for r in conn.execute("SELECT document_id FROM chunks")} == {doc_id}
 
 
-def test_concurrent_requests_never_see_each_other(container: Any) -> None:
+def test_concurrent_requests_never_see_each_other(bundle: Ports) -> None:
     """Fresh process state, many first requests at once: each answer belongs to its own request."""
     from concurrent.futures import ThreadPoolExecutor
 
     from tests.helpers import mint
 
-    keys = [mint(container, ["ws1"], ["api:read", "api:write"], f"p{i}") for i in range(16)]
+    keys = [mint(bundle, ["ws1"], ["api:read", "api:write"], f"p{i}") for i in range(16)]
     kb = create_kb(keys[0])
 
     def write(i: int) -> tuple[int, str]:
@@ -179,5 +180,5 @@ def test_concurrent_requests_never_see_each_other(container: Any) -> None:
     with ThreadPoolExecutor(max_workers=8) as pool:
         answers = list(pool.map(write, range(16)))
     assert answers == [(201, f"doc-{i}.md") for i in range(16)]
-    names = {r[0] for r in embedded_db(container).connection().execute("SELECT name FROM documents")}
+    names = {r[0] for r in embedded_db(bundle).connection().execute("SELECT name FROM documents")}
     assert names == {f"doc-{i}.md" for i in range(16)}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentkb.composition import Ports
 from tests.helpers import body_of, invoke, rest_event
 
 BASES = "/api/v2/knowledge/bases"
@@ -74,7 +75,7 @@ def test_bad_paging_is_a_400_that_changes_nothing(rw_key: str) -> None:
 
 
 def test_deleting_a_knowledge_base_removes_everything_and_search_answers_404(rw_key: str, ro_key: str,
-                                                                             container: Any) -> None:
+                                                                             bundle: Ports) -> None:
     kb = make_kb(rw_key, "doomed")
     keep = make_kb(rw_key, "kept")
     doc = add(rw_key, kb, "a.md", "The doomed knowledge base holds this sentence.")
@@ -86,10 +87,10 @@ def test_deleting_a_knowledge_base_removes_everything_and_search_answers_404(rw_
     status, body = call("POST", "/api/v2/knowledge/search", rw_key,
                         {"workspaceId": "ws1", "knowledgeBaseIds": [kb], "query": "doomed sentence"})
     assert status == 404 and body["error"]["code"] == "NOT_FOUND"
-    conn = container.builder.database.connection()
+    conn = bundle.builder.database.connection()
     assert conn.execute("SELECT count(*) FROM chunks WHERE knowledge_base_id = ?", (kb,)).fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM documents WHERE knowledge_base_id = ?", (kb,)).fetchone()[0] == 0
-    assert container.index.lexical.search_chunks("ws1", kb, "doomed", 10) == []  # BM25 entries went too
+    assert bundle.index.lexical.search_chunks("ws1", kb, "doomed", 10) == []  # BM25 entries went too
     status, found = call("POST", "/api/v2/knowledge/search", rw_key,
                          {"workspaceId": "ws1", "knowledgeBaseIds": [keep], "query": "sentence"})
     assert status == 200 and found["data"]["results"][0]["documentName"] == "b.md"

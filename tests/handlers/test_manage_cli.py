@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from agentkb.cli.main import main
+from agentkb.composition import Ports
 from agentkb.services.extract.files import ExtractedText
 from agentkb.services.ingest.bulk import EMBED_BATCH, IngestSummary, SourceDocument, ingest_documents
 from tests.helpers import body_of, invoke, rest_event
@@ -54,22 +55,22 @@ class Recorder:
         return None
 
 
-def test_progress_counts_chunks_as_they_are_embedded(container: Any) -> None:
+def test_progress_counts_chunks_as_they_are_embedded(bundle: Ports) -> None:
     from agentkb.local.operator import create_kb, deps
 
-    kb = create_kb(container, "w", "kb", None, [])
+    kb = create_kb(bundle, "w", "kb", None, [])
     texts = [" ".join(f"Line {d}.{i}: unique words {d * 1000 + i} about subject {i % 13}." for i in range(60))
              for d in range(12)]
     sources = [SourceDocument(f"d{d}.md", f"/src/d{d}.md", ExtractedText(t), {}) for d, t in enumerate(texts)]
     progress = Recorder()
-    summary = ingest_documents(deps(container), kb, sources, replace=False, summary=IngestSummary(kb.id),
+    summary = ingest_documents(deps(bundle), kb, sources, replace=False, summary=IngestSummary(kb.id),
                                progress=progress)
     assert summary.created == 12 and progress.total == summary.chunks > EMBED_BATCH
     assert sum(progress.steps) == progress.total  # every chunk counted once, when its vector exists
     assert max(progress.steps) <= EMBED_BATCH and len(progress.steps) >= progress.total // EMBED_BATCH
 
 
-def test_keys_list_and_revoke(run: Any, container: Any) -> None:
+def test_keys_list_and_revoke(run: Any, bundle: Ports) -> None:
     code, created = run("keys", "create", "--workspace", "ws1", "--scope", "api:read", "--json")
     key = created["key"]
     listed = run("keys", "list", "--json")[1]

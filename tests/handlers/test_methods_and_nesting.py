@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agentkb.composition import Ports
 from agentkb.local.lambda_context import LocalLambdaContext
 from tests.helpers import body_of, http_event, response_headers, rest_event
 from tests.reliability.make_events import RECALL
@@ -23,14 +24,14 @@ def _handler(function: str) -> Any:
     ("recall", "PUT", "/v1/recall", "POST"), ("search", "OPTIONS", "/health", "GET"),
     ("ingest", "PATCH", "/v1/memories/12", "DELETE, GET"), ("ingest", "DELETE", "/ob1/memories/7/review", "PATCH"),
 ])
-def test_a_known_path_with_another_method_is_405(container: Any, shape: Any, function: str, method: str, path: str,
+def test_a_known_path_with_another_method_is_405(bundle: Ports, shape: Any, function: str, method: str, path: str,
                                                  allow: str) -> None:
     response = _handler(function)(shape(method, path), LocalLambdaContext())
     assert response["statusCode"] == 405 and response_headers(response)["allow"] == allow
     assert body_of(response)["error"]["code"] == "METHOD_NOT_ALLOWED"
 
 
-def test_an_unknown_path_stays_404(container: Any) -> None:
+def test_an_unknown_path_stays_404(bundle: Ports) -> None:
     response = _handler("search")(rest_event("PUT", "/v1/unknown"), LocalLambdaContext())
     assert response["statusCode"] == 404 and body_of(response)["error"]["code"] == "NOT_FOUND"
 
@@ -50,7 +51,7 @@ def test_a_body_nested_too_deep_says_so(rw_key: str, levels: int) -> None:
     assert response["statusCode"] == 400 and "nested too deeply" in error["message"], error
 
 
-def test_a_direct_invocation_nested_too_deep_says_so(container: Any) -> None:
+def test_a_direct_invocation_nested_too_deep_says_so(bundle: Ports) -> None:
     event = {"operation": "recall", "body": {**RECALL, "workspace_id": "ws1", "x": _nested(1_500)}}
     response = _handler("recall")(event, LocalLambdaContext())
     assert response["statusCode"] == 400 and "nested too deeply" in response["body"]["error"]["message"]

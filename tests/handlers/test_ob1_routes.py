@@ -3,17 +3,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from agentkb.composition import Ports
 from tests import ob1_flows, ob1_flows_limits
 from tests.helpers import mint
 
 
 @pytest.fixture()
-def minter(container: Any) -> ob1_flows.Mint:
-    return lambda workspaces, scopes, principal: mint(container, workspaces, scopes, principal)
+def minter(bundle: Ports) -> ob1_flows.Mint:
+    return lambda workspaces, scopes, principal: mint(bundle, workspaces, scopes, principal)
 
 
 def test_smoke_flow(minter: ob1_flows.Mint) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agentkb.composition import Ports
 from agentkb.local.lambda_context import LocalLambdaContext
 from tests.conftest import mint
 from tests.helpers import validator
@@ -30,8 +31,8 @@ def replay(case: str, key: str) -> tuple[int, Any, dict[str, Any]]:
 
 
 @pytest.fixture()
-def demo_key(container: Any) -> str:
-    return mint(container, ["demo"], ["api:read", "api:write"], "recall-replay")
+def demo_key(bundle: Ports) -> str:
+    return mint(bundle, ["demo"], ["api:read", "api:write"], "recall-replay")
 
 
 @pytest.mark.parametrize("case", CASES)

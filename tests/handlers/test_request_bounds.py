@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agentkb.composition import Ports
 from agentkb.config import MAX_BODY_BYTES
 from agentkb.local.lambda_context import LocalLambdaContext
 from agentkb.models.bounds import MAX_ENTITIES_PER_KIND, MAX_OPEN_KINDS, MAX_QUERY_CHARS, MAX_TAG_NAME
@@ -49,7 +50,7 @@ def _unbounded(schema: Any, where: str, components: dict[str, Any], seen: frozen
     return found
 
 
-def test_no_operation_of_the_openapi_document_accepts_an_unbounded_request(container: Any) -> None:
+def test_no_operation_of_the_openapi_document_accepts_an_unbounded_request(bundle: Ports) -> None:
     status, document = _call("search", "GET", "/openapi.json")
     assert status == 200
     components = document["components"]["schemas"]

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from agentkb.composition import Ports
 from tests.helpers import (
     ERROR_RESPONSE,
     SEARCH_RESPONSE,
@@ -136,9 +137,9 @@ def test_multi_kb_fair_share(rw_key: str) -> None:
     assert {r["knowledgeBaseId"] for r in data["results"]} == {big, small}
 
 
-def test_multi_kb_with_different_profiles_is_400(rw_key: str, kb: str, container: Any) -> None:
+def test_multi_kb_with_different_profiles_is_400(rw_key: str, kb: str, bundle: Ports) -> None:
     other = create_kb(rw_key, "other")
-    embedded_db(container).connection().execute("UPDATE knowledge_bases SET embedding_dimension = 768 WHERE id = ?",
+    embedded_db(bundle).connection().execute("UPDATE knowledge_bases SET embedding_dimension = 768 WHERE id = ?",
                                                 (other,))
     status, payload, _ = search(rw_key, {"workspaceId": "ws1", "knowledgeBaseIds": [kb, other], "query": "x"})
     assert status == 400 and payload["error"]["code"] == "BAD_REQUEST"
@@ -192,8 +193,8 @@ def test_401_missing_or_wrong_key(kb: str) -> None:
         assert "x-ratelimit-limit" not in headers
 
 
-def test_403_insufficient_scope(container: Any, kb: str) -> None:
-    write_only = mint(container, ["ws1"], ["api:write"])
+def test_403_insufficient_scope(bundle: Ports, kb: str) -> None:
+    write_only = mint(bundle, ["ws1"], ["api:write"])
     status, payload, _ = search(write_only, {"workspaceId": "ws1", "knowledgeBaseIds": kb, "query": "q"})
     assert status == 403
     error(status, payload, "FORBIDDEN")
@@ -223,14 +224,14 @@ def test_415_non_json_body(rw_key: str) -> None:
     error(status, payload, "UNSUPPORTED_MEDIA_TYPE")
 
 
-def test_429_with_retry_after(container: Any, kb: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_429_with_retry_after(bundle: Ports, kb: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from agentkb.composition import reset_ports
     from agentkb.config import reset_settings
 
     monkeypatch.setenv("AGENTKB_RATE_LIMIT_PER_MINUTE", "2")
     reset_settings()
     reset_ports()
-    key = mint(container, ["ws1"], ["api:read"])
+    key = mint(bundle, ["ws1"], ["api:read"])
     body = {"workspaceId": "ws1", "knowledgeBaseIds": kb, "query": "q"}
     results = [search(key, body) for _ in range(3)]
     assert [r[0] for r in results[:2]] == [200, 200]
@@ -241,25 +242,25 @@ def test_429_with_retry_after(container: Any, kb: str, monkeypatch: pytest.Monke
     assert headers["x-ratelimit-limit"] == "2" and headers["x-ratelimit-reset"].endswith("Z")
 
 
-def test_500_hides_internals(rw_key: str, kb: str, container: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_500_hides_internals(rw_key: str, kb: str, bundle: Ports, monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*_: Any, **__: Any) -> Any:
         raise RuntimeError("secret internal detail /var/lib/db")
 
-    monkeypatch.setattr(type(container.index), "lexical_search", boom)
+    monkeypatch.setattr(type(bundle.index), "lexical_search", boom)
     status, payload, _ = search(rw_key, {"workspaceId": "ws1", "knowledgeBaseIds": kb, "query": "q"})
     assert status == 500
     error(status, payload, "INTERNAL_ERROR")
     assert "secret" not in json.dumps(payload)
 
 
-def test_hybrid_degrades_to_lexical_with_a_signal(rw_key: str, kb: str, container: Any,
+def test_hybrid_degrades_to_lexical_with_a_signal(rw_key: str, kb: str, bundle: Ports,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from agentkb.errors import EmbeddingUnavailable
 
     def down(*_: Any) -> Any:
         raise EmbeddingUnavailable("model timed out", code="timeout", retryable=True)  # a permanent one is a 500
 
-    monkeypatch.setattr(type(container.embedder), "embed_query", down)
+    monkeypatch.setattr(type(bundle.embedder), "embed_query", down)
     status, payload, headers = search(rw_key, {"workspaceId": "ws1", "knowledgeBaseIds": kb, "query": "password"})
     assert status == 200 and headers["x-search-degraded"] == "vector_unavailable"
     SEARCH_RESPONSE.validate(payload)

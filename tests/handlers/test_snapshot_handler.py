@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from agentkb.composition import Ports
 from agentkb.local.lambda_context import LocalLambdaContext
 from agentkb.models.domain import Principal
 from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
@@ -40,9 +41,9 @@ def assert_snapshot(body: Any) -> None:
 
 
 @pytest.fixture()
-def kb(container: Any) -> str:
-    deps = IngestDeps(container.catalog, container.index, container.embedder, container.tokenizer,
-                      container.embedding_cache)
+def kb(bundle: Ports) -> str:
+    deps = IngestDeps(bundle.catalog, bundle.index, bundle.embedder, bundle.tokenizer,
+                      bundle.embedding_cache)
     seed = Principal(id="seed", workspaces=("ws1",), scopes=("api:write",))
     created = ingest.create_knowledge_base(CreateKnowledgeBaseRequest(workspaceId="ws1", name="kb"), seed, deps)
     for name, content in DOCS.items():
@@ -115,7 +116,7 @@ def test_malformed_snapshot_id_is_404(rw_key: str) -> None:
     assert call(event)["statusCode"] == 404
 
 
-def test_direct_invocation(rw_key: str, kb: str, container: Any) -> None:
+def test_direct_invocation(rw_key: str, kb: str, bundle: Ports) -> None:
     body = json.loads(recorded("create_ok", rw_key, kb)["body"])
     principal = {"id": "orchestrator", "workspaces": ["ws1"], "scopes": ["api:read", "api:write"]}
     created = call({"operation": "createSnapshot", "principal": principal, "body": body})

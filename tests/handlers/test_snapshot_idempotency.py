@@ -6,6 +6,7 @@ import threading
 import uuid
 from typing import Any
 
+from agentkb.composition import Ports
 from agentkb.local.lambda_context import LocalLambdaContext
 from agentkb.models.idempotency import IdempotentCall
 from agentkb.models.snapshot import CreateSnapshotRequest
@@ -24,7 +25,7 @@ def post(key: str, body: dict[str, Any]) -> dict[str, Any]:
     return handler("snapshot")(event, LocalLambdaContext(function_name="agentkb-snapshot"))  # type: ignore[no-any-return]
 
 
-def test_a_duplicate_while_another_process_builds_answers_503_then_the_snapshot(container: Any, rw_key: str) -> None:
+def test_a_duplicate_while_another_process_builds_answers_503_then_the_snapshot(bundle: Ports, rw_key: str) -> None:
     body = snapshot_body()
     request = CreateSnapshotRequest.model_validate(body)
     call = IdempotentCall(IDEMPOTENCY_SCOPE, snapshot_id_for("ws1", request.runId, request.attemptId),
@@ -37,7 +38,7 @@ def test_a_duplicate_while_another_process_builds_answers_503_then_the_snapshot(
         return {"snapshotId": call.key}
 
     # Given another process (its own SQLite connection) building the same attempt
-    other = threading.Thread(target=lambda: container.idempotency.run_once(call, build_elsewhere), daemon=True)
+    other = threading.Thread(target=lambda: bundle.idempotency.run_once(call, build_elsewhere), daemon=True)
     other.start()
     assert started.wait(30)
     busy = post(rw_key, body)

@@ -7,7 +7,7 @@ which run on operator credentials, not a function's role - are not recorded. Eac
 ports (as its own process would have), so no function is served from another one's caches.
 
 What: every botocore API call (`BaseClient._make_api_call`, which moto still answers), the Bedrock fakes that
-tests/aws/aws_backend.py puts where the builder asks for a bedrock client (named by botocore's own service model,
+testkit/aws_backend.py puts where the builder asks for a bedrock client (named by botocore's own service model,
 as a real client would be), and every request of the OpenSearch transport (SigV4Transport) with its endpoint.
 """
 

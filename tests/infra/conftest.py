@@ -5,7 +5,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,18 +15,16 @@ pytest.importorskip("aws_cdk", reason="infra tests need the `infra` extra (aws-c
 pytest.importorskip("cdk_nag")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 
-from aws_cdk import App  # noqa: E402
-from aws_cdk.assertions import Template  # noqa: E402
+from aws_cdk import App  # noqa: E402  (after the skip and the JSII variable)
+from aws_cdk.assertions import Template  # noqa: E402  (after the skip and the JSII variable)
 
-from infra import bundling  # noqa: E402
-from infra import constants as c  # noqa: E402
-from infra.app import build_app  # noqa: E402
-from infra.stacks.api_stack import ApiStack  # noqa: E402
-from infra.stacks.data_stack import DataStack  # noqa: E402
+from infra import bundling  # noqa: E402  (after the skip and the JSII variable)
+from infra import constants as c  # noqa: E402  (after the skip and the JSII variable)
+from infra.app import build_app  # noqa: E402  (after the skip and the JSII variable)
+from infra.stacks.api_stack import ApiStack  # noqa: E402  (after the skip and the JSII variable)
+from infra.stacks.data_stack import DataStack  # noqa: E402  (after the skip and the JSII variable)
 
 
 @dataclass

@@ -7,7 +7,7 @@ model, and an OpenSearch Serverless request needs aoss:APIAccessAll on the colle
 permission of its method and path (the table of the AWS guide, "Supported operations and plugins").
 
 Resources are named as in the deployment: the test's table names, bucket, secret, queue and endpoint are mapped to
-the synthesized ones through the AGENTKB_* environment both sides set (infra/environment.py <-> aws_env.py).
+the synthesized ones through the AGENTKB_* environment both sides set (infra/environment.py <-> testkit/environment.py).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ reason in infra/grant_reasons.py.
 Self-contained on purpose: `make test` runs pytest-xdist with `--dist loadfile`, so a recorder spread over the
 whole AWS suite would see one worker's share of the calls. This module drives every route family of every
 function through the real handlers in one process (the recorded event corpus, both ingest paths of the queue,
-S3 snapshot bodies) under moto + the in-memory OpenSearch of tests/aws, records the calls by function
+S3 snapshot bodies) under moto + the in-memory OpenSearch of testkit, records the calls by function
 (aws_calls.py) and evaluates them against the template of the one synthesis tests/infra shares (conftest.py).
 """
 
@@ -13,35 +13,30 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import uuid
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 import botocore.client
 import pytest
+from aws_calls import Recorder
 from botocore.exceptions import ClientError
+from iam_policy import FunctionGrants, Grant
+from iam_requests import Deployment
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "aws"))  # the moto fixtures of tests/aws
-
-from aws_backend import AwsBackend, aws_backend  # noqa: E402,F401
-from aws_calls import Recorder  # noqa: E402
-from aws_env import REGION, aws, aws_settings  # noqa: E402,F401
-from iam_policy import FunctionGrants, Grant  # noqa: E402
-from iam_requests import Deployment  # noqa: E402
-
-from agentkb.adapters.aws.dynamodb.memory import staging  # noqa: E402
-from agentkb.composition import get_ports  # noqa: E402
-from agentkb.services.ingest.service import SYNC_INDEX_MAX_CHARS  # noqa: E402
-from infra import constants as c  # noqa: E402
-from infra.grant_reasons import UNEXERCISED_GRANTS  # noqa: E402
-from tests.helpers import body_of, invoke, rest_event  # noqa: E402
-from tests.ob1_client import Ob1Client  # noqa: E402
-from tests.ob1_flows_limits import largest_payload  # noqa: E402
-from tests.reliability.corpus import EVENTS, KB, load, replay, seed  # noqa: E402
-from tests.reliability.make_events import GRAPH_WRITE, MEMORY, WS  # noqa: E402
-from tests.reliability.test_event_corpus import CASES  # noqa: E402
+from agentkb.adapters.aws.dynamodb.memory import staging
+from agentkb.composition import get_ports
+from agentkb.services.ingest.service import SYNC_INDEX_MAX_CHARS
+from infra import constants as c
+from infra.grant_reasons import UNEXERCISED_GRANTS
+from testkit.aws_backend import AwsBackend
+from testkit.environment import REGION
+from tests.helpers import body_of, invoke, rest_event
+from tests.ob1_client import Ob1Client
+from tests.ob1_flows_limits import largest_payload
+from tests.reliability.corpus import EVENTS, KB, load, replay, seed
+from tests.reliability.make_events import GRAPH_WRITE, MEMORY, WS
+from tests.reliability.test_event_corpus import CASES
 
 
 def _rest_successes(*, deletes: bool) -> list[str]:

@@ -1,21 +1,18 @@
 """Writes the reliability_* recorded events: every route x {REST v1, HTTP v2, direct} x its documented statuses.
 
-Run `python tests/reliability/make_events.py` after a route changes; tests/reliability/test_event_corpus.py replays
-every events/**/*.json. Cases a folder owner's own replay test cannot take (it swaps the REST key header, so HTTP v2
-and direct shapes would break it, or it lacks the seed a case needs) live in events/reliability/.
+Run `python -m tests.reliability.make_events` from the repository root after a route changes;
+tests/reliability/test_event_corpus.py replays every events/**/*.json. Cases a folder owner's own replay test
+cannot take (it swaps the REST key header, so HTTP v2 and direct shapes would break it, or it lacks the
+seed a case needs) live in events/reliability/.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT), str(ROOT / "functions")]
-
-from testkit.corpus import (  # noqa: E402
+from testkit.corpus import (
     ATTEMPT,
     DIRECT_PRINCIPAL,
     DIRECT_REQ,
@@ -27,8 +24,9 @@ from testkit.corpus import (  # noqa: E402
     SNAPSHOT_BODY,
     WS,
 )
-from tests.helpers import http_event, rest_event  # noqa: E402
+from tests.helpers import http_event, rest_event
 
+ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
 RW, RO, BAD = "akb_test_replay_key", "akb_test_readonly_key", "akb_0000000000000000_notarealsecret"
 DOC = "__DOC_ID__"  # the seeded reset.md document (ids are random uuid4s)

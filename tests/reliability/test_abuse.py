@@ -13,6 +13,7 @@ import pytest
 
 from agentkb.api import gate
 from agentkb.api.observability import logger as powertools_logger
+from agentkb.composition import Ports
 from tests.helpers import body_of, embedded_db, response_headers, rest_event
 from tests.reliability.corpus import KB, WS, replay, seed
 
@@ -20,8 +21,8 @@ SEARCH = "/api/v2/knowledge/search"
 
 
 @pytest.fixture()
-def key(container: Any) -> str:
-    return seed(container)["akb_test_replay_key"]
+def key(bundle: Ports) -> str:
+    return seed(bundle)["akb_test_replay_key"]
 
 
 def post(key: str | None, raw: str, path: str = SEARCH, **kwargs: Any) -> tuple[int, Any]:
@@ -146,7 +147,7 @@ HOSTILE = ["%", "_", "'; DROP TABLE chunks; --", ".*", "[a-z]+", "\\", "%_%", "'
 
 @pytest.mark.parametrize("value", HOSTILE)
 @pytest.mark.parametrize("operator", ["eq", "neq", "contains", "not_contains", "starts_with", "ends_with"])
-def test_like_and_sql_metacharacters_in_tag_values_are_literal(key: str, container: Any, value: str,
+def test_like_and_sql_metacharacters_in_tag_values_are_literal(key: str, bundle: Ports, value: str,
                                                                operator: str) -> None:
     # Given documents tagged "account" and "billing" (no metacharacters), When a filter uses a hostile value,
     # Then it matches literally: nothing for eq/contains/starts/ends, everything for neq/not_contains.
@@ -154,7 +155,7 @@ def test_like_and_sql_metacharacters_in_tag_values_are_literal(key: str, contain
     assert status == 200, body
     names = {r["documentName"] for r in body["data"]["results"]}
     assert names == ({"reset.md", "billing.md"} if operator in ("neq", "not_contains") else set())
-    assert embedded_db(container).connection().execute("SELECT COUNT(*) FROM chunks").fetchone()[0] >= 2  # table intact
+    assert embedded_db(bundle).connection().execute("SELECT COUNT(*) FROM chunks").fetchone()[0] >= 2  # table intact
 
 
 def test_tag_values_with_metacharacters_round_trip(key: str) -> None:
@@ -192,8 +193,8 @@ def test_keys_are_compared_in_constant_time(key: str, monkeypatch: pytest.Monkey
     assert all(len(a) == len(b) == 64 for a, b in calls)
 
 
-def test_only_hashes_of_keys_are_stored(key: str, container: Any, data_dir: Any) -> None:
-    embedded_db(container).connection().execute("PRAGMA wal_checkpoint(FULL)")
+def test_only_hashes_of_keys_are_stored(key: str, bundle: Ports, data_dir: Any) -> None:
+    embedded_db(bundle).connection().execute("PRAGMA wal_checkpoint(FULL)")
     secret = key.split("_", 2)[2]
     for path in data_dir.rglob("*"):
         if path.is_file() and path.name != "dev-key":

@@ -4,8 +4,7 @@ holds no memories leaves nothing behind in recall's vector and facet caches."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from agentkb.composition import Ports
 from agentkb.local.operator import OPERATOR, deps
 from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
 from agentkb.services.ingest import service as ingest
@@ -19,14 +18,14 @@ def _search(key: str, ws: str, kb_id: str) -> int:
     return int(replay(event)["statusCode"])
 
 
-def test_a_deleted_knowledge_base_leaves_no_chunk_table_behind(container: Any) -> None:
+def test_a_deleted_knowledge_base_leaves_no_chunk_table_behind(bundle: Ports) -> None:
     # Given a knowledge base that was searched (its chunk table is cached)
-    key = mint(container, ["ws-cache"], ["api:read", "api:write"], "alice")
-    tables = container.index.tables._tables
+    key = mint(bundle, ["ws-cache"], ["api:read", "api:write"], "alice")
+    tables = bundle.index.tables._tables
     kb = ingest.create_knowledge_base(CreateKnowledgeBaseRequest(workspaceId="ws-cache", name="kb"), OPERATOR,
-                                      deps(container))
+                                      deps(bundle))
     ingest.add_document(kb.id, AddDocumentRequest(workspaceId="ws-cache", name="a.md",
-                                                  content="The key rotation runbook."), OPERATOR, deps(container))
+                                                  content="The key rotation runbook."), OPERATOR, deps(bundle))
     assert _search(key, "ws-cache", kb.id) == 200
     assert kb.id in tables
     # When it is deleted through the API
@@ -35,15 +34,15 @@ def test_a_deleted_knowledge_base_leaves_no_chunk_table_behind(container: Any) -
     assert deleted["statusCode"] == 204, body_of(deleted)
     # Then its table is gone, and asking for it again caches nothing
     assert kb.id not in tables
-    assert len(container.index.tables.get(container.index.db.connection(), kb.id).rowids) == 0
+    assert len(bundle.index.tables.get(bundle.index.db.connection(), kb.id).rowids) == 0
     assert kb.id not in tables
 
 
-def test_recall_over_workspaces_without_memories_caches_nothing(container: Any) -> None:
+def test_recall_over_workspaces_without_memories_caches_nothing(bundle: Ports) -> None:
     # Given the recall leg's caches, and workspaces that never held a memory
-    matrices, facets = container.memories._matrices, container.memories._facet_cache
+    matrices, facets = bundle.memories._matrices, bundle.memories._facet_cache
     before = (set(matrices), set(facets))
-    key = mint(container, [f"ws-empty-{n}" for n in range(5)], ["api:read"], "alice")
+    key = mint(bundle, [f"ws-empty-{n}" for n in range(5)], ["api:read"], "alice")
     for n in range(5):
         request = {"schema_version": "openbrain.openclaw.recall.v1", "workspace_id": f"ws-empty-{n}",
                    "task_type": "general", "query": "deploy", "entities": {},

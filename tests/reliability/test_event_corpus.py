@@ -15,7 +15,7 @@ import pytest
 from moto import mock_aws
 
 from agentkb.api.routes_table import ROUTES, RouteSpec
-from agentkb.composition import get_ports, reset_ports
+from agentkb.composition import Ports, get_ports, reset_ports
 from agentkb.config import reset_settings
 from tests.helpers import body_of, http_event, mint, response_headers, rest_event
 from tests.reliability.corpus import (
@@ -53,9 +53,9 @@ def test_every_event_has_an_expectation_and_every_route_all_shapes() -> None:
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_recorded_event(case: str, container: Any) -> None:
+def test_recorded_event(case: str, bundle: Ports) -> None:
     folder, name = case.split("/")
-    values = seed(container, snapshot="snapshot" in name and folder == "reliability", ws1_kb=folder == "snapshot")
+    values = seed(bundle, snapshot="snapshot" in name and folder == "reliability", ws1_kb=folder == "snapshot")
     event = load(EVENTS / f"{case}.json", values)
     expected = json.loads((EVENTS / f"{case}.expected.json").read_text())
     response = replay(event)
@@ -96,8 +96,8 @@ BIG = '{"workspaceId": "' + "x" * (2 * 1024 * 1024 + 1) + '"}'
 
 @pytest.mark.parametrize("route", ROUTES, ids=lambda r: r.operation_id)
 @pytest.mark.parametrize("shape", ["rest", "v2", "direct"])
-def test_413_for_every_route_and_shape(route: RouteSpec, shape: str, container: Any) -> None:
-    key = mint(container, WORKSPACES, ["api:read", "api:write"])
+def test_413_for_every_route_and_shape(route: RouteSpec, shape: str, bundle: Ports) -> None:
+    key = mint(bundle, WORKSPACES, ["api:read", "api:write"])
     if shape == "rest":
         event = rest_event(route.method, _concrete(route), None, key=key, raw_body=BIG, resource=route.path)
     elif shape == "v2":

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentkb.composition import get_ports, reset_ports
+from agentkb.composition import Ports, get_ports, reset_ports
 from agentkb.config import reset_settings
 from agentkb.errors import DependencyError, EmbeddingUnavailable, ServiceUnavailable
 from agentkb.models.domain import RerankOutcome
@@ -22,8 +22,8 @@ SEARCH = "/api/v2/knowledge/search"
 
 
 @pytest.fixture()
-def keys(container: Any) -> dict[str, str]:
-    return seed(container)
+def keys(bundle: Ports) -> dict[str, str]:
+    return seed(bundle)
 
 
 def call(path: str, body: Any, key: str, query: dict[str, str] | None = None) -> tuple[int, Any, dict[str, str]]:
@@ -52,12 +52,12 @@ def internal_error(status: int, body: Any, headers: dict[str, str]) -> None:
 @pytest.mark.parametrize("failure", [EmbeddingUnavailable("model timed out", code="timeout", retryable=True),
                                      EmbeddingUnavailable("model missing", code="embedding_failed")])
 def test_embedder_down_hybrid_degrades_loudly_vector_is_503_or_500(failure: EmbeddingUnavailable,
-                                                                    keys: dict[str, str], container: Any,
+                                                                    keys: dict[str, str], bundle: Ports,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     def embedder_down(*_: Any) -> Any:
         raise failure
 
-    monkeypatch.setattr(type(container.embedder), "embed_query", embedder_down)
+    monkeypatch.setattr(type(bundle.embedder), "embed_query", embedder_down)
     status, body, headers = search(keys["akb_test_replay_key"])
     assert status == 200 and headers["x-search-degraded"] == "vector_unavailable"  # never silently
     SEARCH_RESPONSE.validate(body)
@@ -72,12 +72,12 @@ def test_healthy_search_carries_no_degraded_header(keys: dict[str, str]) -> None
 
 
 @pytest.mark.parametrize("failure", [EmbeddingUnavailable("down", code="embedding_failed"), RuntimeError("boom")])
-def test_embedder_down_recall_degrades_with_a_code(failure: Exception, keys: dict[str, str], container: Any,
+def test_embedder_down_recall_degrades_with_a_code(failure: Exception, keys: dict[str, str], bundle: Ports,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*_: Any) -> Any:
         raise failure
 
-    monkeypatch.setattr(type(container.embedder), "embed_query", broken)
+    monkeypatch.setattr(type(bundle.embedder), "embed_query", broken)
     status, body, headers = call("/v1/recall", RECALL, keys["akb_test_replay_key"])
     assert status == 200, body
     assert headers["x-recall-degraded"] == "embedding_failed"
@@ -88,7 +88,7 @@ def test_embedder_down_recall_degrades_with_a_code(failure: Exception, keys: dic
     assert body["error"]["details"]["code"] == "embedding_failed"
 
 
-def test_slow_embedder_recall_times_out_and_degrades(keys: dict[str, str], container: Any,
+def test_slow_embedder_recall_times_out_and_degrades(keys: dict[str, str], bundle: Ports,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTKB_EMBED_TIMEOUT_MS", "50")
     reset_settings()
@@ -109,21 +109,21 @@ def test_slow_embedder_recall_times_out_and_degrades(keys: dict[str, str], conta
         release.set()
 
 
-def test_reranker_down_is_reported_unavailable(keys: dict[str, str], container: Any,
+def test_reranker_down_is_reported_unavailable(keys: dict[str, str], bundle: Ports,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(type(container.reranker), "rerank",
+    monkeypatch.setattr(type(bundle.reranker), "rerank",
                         lambda *_: RerankOutcome("unavailable", reason="throttled"))
     status, body, _ = search(keys["akb_test_replay_key"], rerankerEnabled=True)
     assert status == 200 and body["data"]["rerankerStatus"] == "unavailable"
     assert all("rerankerScore" not in r for r in body["data"]["results"])
 
 
-def test_reranker_raising_degrades_to_unavailable(keys: dict[str, str], container: Any,
+def test_reranker_raising_degrades_to_unavailable(keys: dict[str, str], bundle: Ports,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*_: Any) -> Any:
         raise DependencyError("rerank endpoint timed out", code="timeout", retryable=True)
 
-    monkeypatch.setattr(type(container.reranker), "rerank", broken)
+    monkeypatch.setattr(type(bundle.reranker), "rerank", broken)
     status, body, _ = search(keys["akb_test_replay_key"], rerankerEnabled=True)
     assert status == 200 and body["data"]["rerankerStatus"] == "unavailable"
     assert body["data"]["results"] and all("rerankerScore" not in r for r in body["data"]["results"])
@@ -136,12 +136,12 @@ def test_reranker_raising_degrades_to_unavailable(keys: dict[str, str], containe
 ])
 @pytest.mark.parametrize("leg", ["lexical_search", "vector_search", "filter_search"])
 def test_index_throttled_or_timing_out_is_503_with_retry_after(failure: Exception, retry_after: int, leg: str,
-                                                                keys: dict[str, str], container: Any,
+                                                                keys: dict[str, str], bundle: Ports,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*_: Any, **__: Any) -> Any:
         raise failure
 
-    monkeypatch.setattr(type(container.index), leg, broken)
+    monkeypatch.setattr(type(bundle.index), leg, broken)
     extra: dict[str, Any] = {"searchMode": "vector"} if leg == "vector_search" else {}
     if leg == "filter_search":
         extra = {"query": None, "tagFilters": [{"tagName": "category", "operator": "eq", "value": "account"}]}
@@ -152,45 +152,45 @@ def test_index_throttled_or_timing_out_is_503_with_retry_after(failure: Exceptio
 
 
 @pytest.mark.parametrize("leg", ["lexical_search", "vector_search", "filter_search"])
-def test_index_refusing_the_request_is_a_500_without_internals(leg: str, keys: dict[str, str], container: Any,
+def test_index_refusing_the_request_is_a_500_without_internals(leg: str, keys: dict[str, str], bundle: Ports,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*_: Any, **__: Any) -> Any:
         raise DependencyError("opensearch search failed: mapper_parsing_exception", code="index_failed")
 
-    monkeypatch.setattr(type(container.index), leg, broken)
+    monkeypatch.setattr(type(bundle.index), leg, broken)
     extra: dict[str, Any] = {"searchMode": "vector"} if leg == "vector_search" else {}
     if leg == "filter_search":
         extra = {"query": None, "tagFilters": [{"tagName": "category", "operator": "eq", "value": "account"}]}
     internal_error(*search(keys["akb_test_replay_key"], **extra))
 
 
-def test_index_down_on_the_write_path_is_503(keys: dict[str, str], container: Any,
+def test_index_down_on_the_write_path_is_503(keys: dict[str, str], bundle: Ports,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*_: Any, **__: Any) -> Any:
         raise DependencyError("index unavailable", code="throttled", retryable=True)
 
-    monkeypatch.setattr(type(container.index), "write_document", broken)
+    monkeypatch.setattr(type(bundle.index), "write_document", broken)
     status, body, headers = call(f"/api/v2/knowledge/bases/{KB}/documents",
                                  {"workspaceId": WS, "name": "new.md", "content": "Fresh text."},
                                  keys["akb_test_replay_key"])
     unavailable(status, body, headers)
 
 
-def test_key_store_or_rate_limiter_down_is_503_not_a_crash(keys: dict[str, str], container: Any,
+def test_key_store_or_rate_limiter_down_is_503_not_a_crash(keys: dict[str, str], bundle: Ports,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*_: Any, **__: Any) -> Any:
         raise DependencyError("table throttled", code="throttled", retryable=True)
 
-    monkeypatch.setattr(type(container.rate_limiter), "hit", broken)
+    monkeypatch.setattr(type(bundle.rate_limiter), "hit", broken)
     unavailable(*search(keys["akb_test_replay_key"]))
     monkeypatch.undo()
-    monkeypatch.setattr(type(container.keys), "get_key", broken)
+    monkeypatch.setattr(type(bundle.keys), "get_key", broken)
     unavailable(*search(keys["akb_test_replay_key"]))
 
 
-def test_concurrent_rate_limit_hits_lose_no_update(container: Any) -> None:
+def test_concurrent_rate_limit_hits_lose_no_update(bundle: Ports) -> None:
     # Given 8 threads hitting one key's window 400 times, When they race, Then every hit is counted exactly once.
-    limiter, now = container.rate_limiter, 1_800_000_000.0
+    limiter, now = bundle.rate_limiter, 1_800_000_000.0
     with ThreadPoolExecutor(8) as pool:
         decisions = list(pool.map(lambda _: limiter.hit("hammer", 10_000, now), range(400)))
     remaining = sorted(d.remaining for d in decisions)
@@ -198,7 +198,7 @@ def test_concurrent_rate_limit_hits_lose_no_update(container: Any) -> None:
     assert limiter.hit("hammer", 10_000, now).remaining == 10_000 - 401
 
 
-def test_concurrent_requests_count_against_the_limit_exactly(container: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_concurrent_requests_count_against_the_limit_exactly(bundle: Ports, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTKB_RATE_LIMIT_PER_MINUTE", "30")
     reset_settings()
     reset_ports()
@@ -210,9 +210,9 @@ def test_concurrent_requests_count_against_the_limit_exactly(container: Any, mon
     assert statuses.count(404) == 30 and statuses.count(429) == 18  # exactly the limit got through
 
 
-def test_concurrent_key_creation_and_document_writes(container: Any, keys: dict[str, str]) -> None:
+def test_concurrent_key_creation_and_document_writes(bundle: Ports, keys: dict[str, str]) -> None:
     with ThreadPoolExecutor(8) as pool:
-        minted = list(pool.map(lambda i: mint(container, [WS], ["api:read", "api:write"], f"p{i}"), range(24)))
+        minted = list(pool.map(lambda i: mint(bundle, [WS], ["api:read", "api:write"], f"p{i}"), range(24)))
     assert len(set(minted)) == 24
     path = f"/api/v2/knowledge/bases/{KB}/documents"
 
@@ -222,12 +222,12 @@ def test_concurrent_key_creation_and_document_writes(container: Any, keys: dict[
 
     with ThreadPoolExecutor(8) as pool:
         assert list(pool.map(write, range(24))) == [201] * 24
-    names = {d.name for d in container.catalog.list_documents(KB, 200)[0]}
+    names = {d.name for d in bundle.catalog.list_documents(KB, 200)[0]}
     assert {f"doc-{i}.md" for i in range(24)} <= names
 
 
 def test_crash_mid_ingest_leaves_nothing_half_indexed_and_a_retry_completes(
-        keys: dict[str, str], container: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        keys: dict[str, str], bundle: Ports, monkeypatch: pytest.MonkeyPatch) -> None:
     import agentkb.adapters.embedded.index as sqlite_index
 
     real_np = sqlite_index.np
@@ -249,7 +249,7 @@ def test_crash_mid_ingest_leaves_nothing_half_indexed_and_a_retry_completes(
     monkeypatch.setattr(sqlite_index, "np", CrashingNumpy())
     crashed = replay(rest_event("POST", path, body, key=keys["akb_test_replay_key"]))
     assert crashed["statusCode"] == 500 and "killed" not in crashed["body"]
-    db = embedded_db(container).connection()
+    db = embedded_db(bundle).connection()
     assert db.execute("SELECT COUNT(*) FROM documents WHERE name = 'vpn.md'").fetchone()[0] == 0
     assert db.execute("SELECT COUNT(*) FROM chunks WHERE content LIKE '%VPN client%'").fetchone()[0] == 0
     monkeypatch.setattr(sqlite_index, "np", real_np)
@@ -263,7 +263,7 @@ def test_crash_mid_ingest_leaves_nothing_half_indexed_and_a_retry_completes(
 
 
 def test_concurrent_requests_over_several_functions_each_resolve_their_own_body(keys: dict[str, str],
-                                                                                  container: Any) -> None:
+                                                                                  bundle: Ports) -> None:
     # Powertools keeps the current event on the BaseRouter class: two functions resolving at once in the threaded
     # local gateway once swapped request bodies. The resolvers keep request state per thread (api/resolver_state.py,
     # no resolve lock): mixed concurrent traffic over three functions answers each request with its own body.

@@ -14,6 +14,7 @@ import zipfile
 from typing import Any
 
 from agentkb.api.routers import openapi_document
+from agentkb.composition import Ports
 from agentkb.services.extract.docx import docx_text
 from tests.helpers import ERROR_RESPONSE, body_of, mint, rest_event
 from tests.ob1_client import Ob1Client, recall_payload, writeback_payload
@@ -22,8 +23,8 @@ from tests.reliability.corpus import replay
 SUPERSCRIPTS = ["³", "²", "1²", "٣"]  # digits to str.isdigit(); int() refuses the first three, reads the last as 3
 
 
-def test_a_usage_report_naming_non_ascii_digit_ids_is_answered_not_a_500(container: Any) -> None:
-    client = Ob1Client(mint(container, ["fz"], ["api:read", "api:write"], "agent"))
+def test_a_usage_report_naming_non_ascii_digit_ids_is_answered_not_a_500(bundle: Ports) -> None:
+    client = Ob1Client(mint(bundle, ["fz"], ["api:read", "api:write"], "agent"))
     client.ok("POST", "/writeback", writeback_payload("fz", "r1"))
     recalled = client.ok("POST", "/recall", recall_payload("fz", "r1", include_unconfirmed=True))
     report = {"used_memory_ids": SUPERSCRIPTS, "ignored": [{"memory_id": m, "reason": "x"} for m in SUPERSCRIPTS]}
@@ -31,8 +32,8 @@ def test_a_usage_report_naming_non_ascii_digit_ids_is_answered_not_a_500(contain
     assert status == 200 and body == {"ok": True, "recorded": 0}, body  # ids recall never returned count for nothing
 
 
-def test_ob1_memory_ids_that_are_not_ascii_digits_are_404(container: Any) -> None:
-    client = Ob1Client(mint(container, ["fz"], ["api:read", "api:write"], "agent"))
+def test_ob1_memory_ids_that_are_not_ascii_digits_are_404(bundle: Ports) -> None:
+    client = Ob1Client(mint(bundle, ["fz"], ["api:read", "api:write"], "agent"))
     for raw in SUPERSCRIPTS:
         status, body, _ = client.call("GET", f"/memories/{raw}")
         assert status == 404, body
@@ -41,8 +42,8 @@ def test_ob1_memory_ids_that_are_not_ascii_digits_are_404(container: Any) -> Non
         assert status == 404, body
 
 
-def test_a_memory_list_cursor_with_non_ascii_digits_is_400(container: Any) -> None:
-    key = mint(container, ["fz"], ["api:read"], "reader")
+def test_a_memory_list_cursor_with_non_ascii_digits_is_400(bundle: Ports) -> None:
+    key = mint(bundle, ["fz"], ["api:read"], "reader")
     for raw in SUPERSCRIPTS[:3]:
         cursor = base64.urlsafe_b64encode(f"m:{raw}".encode()).decode()
         response = replay(rest_event("GET", "/v1/memories", query={"workspace_id": "fz", "cursor": cursor}, key=key,
@@ -51,8 +52,8 @@ def test_a_memory_list_cursor_with_non_ascii_digits_is_400(container: Any) -> No
         assert body_of(response)["error"]["code"] == "BAD_REQUEST"
 
 
-def test_a_non_ascii_content_length_is_not_a_500(container: Any) -> None:
-    key = mint(container, ["fz"], ["api:read", "api:write"], "agent")
+def test_a_non_ascii_content_length_is_not_a_500(bundle: Ports) -> None:
+    key = mint(bundle, ["fz"], ["api:read", "api:write"], "agent")
     for raw in SUPERSCRIPTS:
         event = rest_event("POST", "/api/v2/knowledge/bases", {"workspaceId": "fz", "name": f"kb {raw}"}, key=key,
                            headers={"Content-Length": raw})
@@ -71,9 +72,9 @@ def test_a_docx_outline_level_that_is_not_an_ascii_digit_is_body_text() -> None:
     assert docx_text(out.getvalue()).strip() == "Overview"
 
 
-def test_a_graph_identity_clash_is_a_documented_409(container: Any) -> None:
+def test_a_graph_identity_clash_is_a_documented_409(bundle: Ports) -> None:
     assert "409" in openapi_document()["paths"]["/v1/graph"]["post"]["responses"]
-    key = mint(container, ["fz"], ["api:read", "api:write"], "agent")
+    key = mint(bundle, ["fz"], ["api:read", "api:write"], "agent")
 
     def entity(entity_id: str) -> dict[str, Any]:
         return {"id": entity_id, "kind": "service", "label": "billing", "attributes": {}, "proofIds": [],

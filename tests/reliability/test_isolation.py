@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentkb.composition import Ports
 from agentkb.local.operator import OPERATOR, deps
 from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
 from agentkb.services.ingest import service as ingest
@@ -29,17 +30,17 @@ def token(*parts: str) -> str:
 
 
 @pytest.fixture()
-def world(container: Any) -> dict[str, Any]:
+def world(bundle: Ports) -> dict[str, Any]:
     """Two workspaces, each with a KB + document, project and personal memories, a graph and a snapshot."""
     kbs, snapshots, documents, memories = {}, {}, {}, {}
     for ws in WORKSPACES[:2]:
         kb = ingest.create_knowledge_base(CreateKnowledgeBaseRequest(workspaceId=ws, name="kb"), OPERATOR,
-                                          deps(container))
+                                          deps(bundle))
         doc = ingest.add_document(kb.id, AddDocumentRequest(workspaceId=ws, name=f"{ws}.md", content=(
-            f"The deploy runbook of {ws} says {token(ws)} before every billing deploy.")), OPERATOR, deps(container))
+            f"The deploy runbook of {ws} says {token(ws)} before every billing deploy.")), OPERATOR, deps(bundle))
         kbs[ws], documents[ws] = kb.id, doc.id
         for principal in PRINCIPALS:
-            key = mint(container, [ws], ["api:read", "api:write"], principal)
+            key = mint(bundle, [ws], ["api:read", "api:write"], principal)
             for project in PROJECTS:
                 memory = {"workspace_id": ws, "project_id": project, "visibility": "project", "type": "decision",
                           "name": f"deploy-{project}-{principal}",
@@ -63,7 +64,7 @@ def world(container: Any) -> dict[str, Any]:
         assert made["statusCode"] == 201, body_of(made)
         snapshots[ws] = body_of(made)["snapshotId"]
     return {"kbs": kbs, "snapshots": snapshots, "documents": documents, "memories": memories,
-            "container": container, "keys": {}}
+            "bundle": bundle, "keys": {}}
 
 
 def request_for(op: str, ws: str, world: dict[str, Any], project: str, missing: bool) -> dict[str, Any]:
@@ -95,7 +96,7 @@ def call(event: dict[str, Any], key: str) -> tuple[int, str]:
 def _key(world: dict[str, Any], workspaces: tuple[str, ...], scopes: tuple[str, ...], principal: str) -> str:
     cache_key = (workspaces, scopes, principal)
     if cache_key not in world["keys"]:
-        world["keys"][cache_key] = mint(world["container"], list(workspaces), list(scopes), principal)
+        world["keys"][cache_key] = mint(world["bundle"], list(workspaces), list(scopes), principal)
     return str(world["keys"][cache_key])
 
 

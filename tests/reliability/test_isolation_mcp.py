@@ -32,7 +32,7 @@ from agentkb.mcp.backends import InProcessApi
 from agentkb.mcp.cli import _workspaces_of
 from agentkb.mcp.server import ToolRunner, build_server
 from agentkb.mcp.tools import TOOLS, ToolSpec
-from tests.mcp.support import agentkb_command, subprocess_env
+from tests.e2e.mcp.support import agentkb_command, subprocess_env
 from tests.reliability.test_isolation import PRINCIPALS, WORKSPACES, _key, token
 from tests.reliability.test_isolation import world as world  # noqa: PLC0414  (the seeded fixture, shared)
 from tests.reliability.test_isolation_routes import (

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentkb.composition import Ports
 from tests.helpers import body_of, mint, rest_event
 from tests.ob1_client import Ob1Client, writeback_payload
 from tests.reliability.corpus import replay
@@ -17,9 +18,9 @@ def _list(key: str) -> list[dict[str, Any]]:
     return list(body_of(listed)["data"])
 
 
-def test_another_principals_write_never_touches_a_personal_memory(container: Any) -> None:
-    alice = mint(container, ["w"], ["api:read", "api:write"], "alice")
-    bob = mint(container, ["w"], ["api:read", "api:write"], "bob")
+def test_another_principals_write_never_touches_a_personal_memory(bundle: Ports) -> None:
+    alice = mint(bundle, ["w"], ["api:read", "api:write"], "alice")
+    bob = mint(bundle, ["w"], ["api:read", "api:write"], "bob")
     personal = {"workspace_id": "w", "visibility": "personal", "type": "note", "name": "mine", "body": "bob's note"}
     assert replay(rest_event("POST", "/v1/memories", personal, key=bob))["statusCode"] == 201
     # When alice writes a workspace memory under the same name
@@ -37,9 +38,9 @@ def _write(key: str, body: dict[str, Any]) -> dict[str, Any]:
     return dict(body_of(written))
 
 
-def test_forgetting_the_shared_memory_leaves_the_personal_one(container: Any) -> None:
-    alice = mint(container, ["w"], ["api:read", "api:write"], "alice")
-    bob = mint(container, ["w"], ["api:read", "api:write"], "bob")
+def test_forgetting_the_shared_memory_leaves_the_personal_one(bundle: Ports) -> None:
+    alice = mint(bundle, ["w"], ["api:read", "api:write"], "alice")
+    bob = mint(bundle, ["w"], ["api:read", "api:write"], "bob")
     personal = {"workspace_id": "w", "visibility": "personal", "type": "note", "name": "mine", "body": "bob's v1"}
     first = _write(bob, personal)
     second = _write(bob, {**personal, "body": "bob's v2"})
@@ -52,9 +53,9 @@ def test_forgetting_the_shared_memory_leaves_the_personal_one(container: Any) ->
     assert _list(alice) == []
 
 
-def test_an_ob1_personal_writeback_stays_its_writers(container: Any) -> None:
-    alice = Ob1Client(mint(container, ["w"], ["api:read", "api:write"], "alice"))
-    bob = Ob1Client(mint(container, ["w"], ["api:read", "api:write"], "bob"))
+def test_an_ob1_personal_writeback_stays_its_writers(bundle: Ports) -> None:
+    alice = Ob1Client(mint(bundle, ["w"], ["api:read", "api:write"], "alice"))
+    bob = Ob1Client(mint(bundle, ["w"], ["api:read", "api:write"], "bob"))
     payload = writeback_payload("w", "p1", project=None, visibility={"workspace": "private"})
     mine = alice.ok("POST", "/writeback", payload)
     theirs = bob.ok("POST", "/writeback", payload)  # the same idempotency key: each writer's own memories

@@ -15,6 +15,7 @@ import pytest
 
 from agentkb.api.openapi_params import query_schema
 from agentkb.api.routers import openapi_document
+from agentkb.composition import Ports
 from tests.helpers import http_event, invoke, mint, rest_event
 from tests.list_query_flows import flow_list_query_strings
 
@@ -132,5 +133,5 @@ def test_a_made_up_memory_cursor_is_a_400_and_a_real_one_pages(rw_key: str, curs
         assert status == 400 and body["error"]["code"] == "BAD_REQUEST", body
 
 
-def test_the_shared_flow_on_the_embedded_engine(container: Any) -> None:
-    flow_list_query_strings(lambda workspaces, scopes, principal: mint(container, workspaces, scopes, principal))
+def test_the_shared_flow_on_the_embedded_engine(bundle: Ports) -> None:
+    flow_list_query_strings(lambda workspaces, scopes, principal: mint(bundle, workspaces, scopes, principal))

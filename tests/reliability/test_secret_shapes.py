@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from agentkb.composition import Ports
 from tests.handlers.recall.recall_helpers import memory_body
 from tests.helpers import body_of, invoke, mint, rest_event
 from tests.ob1_client import Ob1Client, writeback_payload
@@ -79,9 +80,9 @@ SURFACES: dict[str, Surface] = {"v1_memories": memories, "ob1_writeback": writeb
 
 
 @pytest.fixture()
-def key(container: Any, override_ports: Any) -> str:
+def key(bundle: Ports, override_ports: Any) -> str:
     """A read-write key of ws1, with the hash embedder in place of the model (fast, deterministic)."""
-    minted = mint(container, ["ws1"], ["api:read", "api:write"], "red-team")
+    minted = mint(bundle, ["ws1"], ["api:read", "api:write"], "red-team")
     override_ports(embedder=HashEmbedder())
     return minted
 

@@ -34,7 +34,7 @@ def imported(path: Path) -> set[str]:
 
 def modules_of_the_tests() -> set[str]:
     """What a benchmark would be importing from tests/ (a name functions/, the repository root or an installed
-    distribution also defines is theirs: tests/mcp is not the MCP SDK)."""
+    distribution also defines is theirs: tests/e2e/mcp is not the MCP SDK)."""
     ours = ({p.name for p in (ROOT / "functions").iterdir()} | {p.name for p in ROOT.iterdir()}
             | set(packages_distributions()))
     in_tests = {p.stem for p in (ROOT / "tests").rglob("*.py")} | {p.name for p in (ROOT / "tests").rglob("*")

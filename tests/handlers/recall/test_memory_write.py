@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from agentkb.composition import Ports
 from agentkb.models.graph.api import GraphSearchRequest
 from agentkb.services.graph.search import search_graph
 from agentkb.services.graph.write import parse_graph_write, upsert_graph
@@ -69,19 +70,19 @@ def test_invalid_writes_are_400_with_paths(rw_key: str, fake_embedder: Any, fiel
     assert any(d["path"].startswith(path) for d in body["error"]["details"]), body
 
 
-def test_personal_memories_belong_to_the_writer_by_default(container: Any, rw_key: str, fake_embedder: Any) -> None:
+def test_personal_memories_belong_to_the_writer_by_default(bundle: Ports, rw_key: str, fake_embedder: Any) -> None:
     write(rw_key, "my-note", "alice private preference for tabs", visibility="personal")
-    bob = mint(container, ["ws1"], ["api:read", "api:write"], "bob")
+    bob = mint(bundle, ["ws1"], ["api:read", "api:write"], "bob")
     mine = recall(rw_key, query="preference for tabs", scope={"visibility": "personal"})
     theirs = recall(bob, query="preference for tabs", scope={"visibility": "personal"})
     assert names(mine) == ["my-note"] and names(theirs) == []
 
 
-def test_entities_and_weighted_relations_land_in_the_one_graph(container: Any, rw_key: str,
+def test_entities_and_weighted_relations_land_in_the_one_graph(bundle: Ports, rw_key: str,
                                                              fake_embedder: Any) -> None:
     out = write(rw_key, "ownership", "alice maintains billing", entities={"people": ["Alice"], "repos": ["billing"]},
                 relations=[{"from": "Alice", "to": "billing", "kind": "maintains", "weight": 0.8}])
-    graph = container.graph
+    graph = bundle.graph
     # Names that match no workspace entity stay in recall's own entity space: ids, never stored graph entities
     assert [i.split(":")[0] for i in out["entity_ids"]] == ["mem-person", "mem-repo"]
     assert graph.entities("ws1", out["entity_ids"]) == []
@@ -92,10 +93,10 @@ def test_entities_and_weighted_relations_land_in_the_one_graph(container: Any, r
     assert again["entity_ids"] == out["entity_ids"][:1]
 
 
-def test_a_memory_naming_a_workspace_entity_attaches_to_it_and_adds_no_stub(container: Any, rw_key: str,
+def test_a_memory_naming_a_workspace_entity_attaches_to_it_and_adds_no_stub(bundle: Ports, rw_key: str,
                                                                             fake_embedder: Any) -> None:
     # Given the workspace graph holds svc:billing-api (the demo graph)
-    graph = container.graph
+    graph = bundle.graph
     upsert_graph(graph, parse_graph_write({**demo(), "workspaceId": "ws1"}))
     before = graph.source_hash("ws1")
     # When a memory names billing-api (as a repo), the payments team (by alias) and something the graph lacks

@@ -1,4 +1,4 @@
-"""`agent_surface` through the recall handler on the embedded engine (tests/aws/test_aws_recall_surface.py runs
+"""`agent_surface` through the recall handler on the embedded engine (tests/handlers/aws/test_aws_recall_surface.py runs
 the same cases on the AWS memory stores). Every 200 of `recall()` is validated against schemas/ and upstream.
 """
 

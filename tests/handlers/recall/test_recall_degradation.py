@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from agentkb.composition import Ports
 from agentkb.errors import EmbeddingUnavailable
 from tests.handlers.recall.recall_helpers import (
     FailingEmbedder,
@@ -19,14 +20,14 @@ from tests.handlers.recall.recall_helpers import (
 
 
 @pytest.fixture()
-def corpus(container: Any, rw_key: str, fake_embedder: Any) -> str:
+def corpus(bundle: Ports, rw_key: str, fake_embedder: Any) -> str:
     write(rw_key, "deploy", "deploy the billing service with CDK", entities={"repos": ["billing"]})
     write(rw_key, "other", "lunch menu", entities={"repos": ["billing"]})
     return rw_key
 
 
-def _fast_timeout(override_ports: Any, container: Any, ms: int = 50) -> None:
-    override_ports(settings=container.settings.model_copy(update={"embed_timeout_ms": ms}))
+def _fast_timeout(override_ports: Any, bundle: Ports, ms: int = 50) -> None:
+    override_ports(settings=bundle.settings.model_copy(update={"embed_timeout_ms": ms}))
 
 
 def assert_fts_fallback(out: dict[str, Any], code: str) -> None:
@@ -48,10 +49,10 @@ def test_a_failing_embedder_falls_back_to_fts(override_ports: Any, corpus: str, 
     assert out["vec_error"] and "boom" not in out["vec_error"] or code != "embedding_failed"
 
 
-def test_a_hanging_embedder_times_out(override_ports: Any, container: Any, corpus: str) -> None:
+def test_a_hanging_embedder_times_out(override_ports: Any, bundle: Ports, corpus: str) -> None:
     release = threading.Event()
     override_ports(embedder=FailingEmbedder(hang=release))
-    _fast_timeout(override_ports, container)
+    _fast_timeout(override_ports, bundle)
     try:
         assert_fts_fallback(recall(corpus, query="deploy billing"), "timeout")
         status, body, headers = call("recall", "/v1/recall", recall_body(query="deploy billing"), corpus,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentkb.adapters.embedded.embedder import local_tokenizer
+from agentkb.composition import Ports
 from tests.handlers.recall.recall_helpers import names, recall, write
 from tests.helpers import embedded_db, mint
 
@@ -25,7 +26,7 @@ def test_response_shape(rw_key: str, fake_embedder: Any) -> None:
     assert out["results"] == out["direct_matches"] + out["graph_matches"]
 
 
-def test_audiences_nest_from_personal_to_organization(container: Any, rw_key: str, fake_embedder: Any) -> None:
+def test_audiences_nest_from_personal_to_organization(bundle: Ports, rw_key: str, fake_embedder: Any) -> None:
     write(rw_key, "org", "shared rule deploy", visibility="organization")
     write(rw_key, "ws", "shared rule deploy", visibility="workspace")
     write(rw_key, "proj", "shared rule deploy", visibility="project", project_id="p1")
@@ -42,7 +43,7 @@ def test_audiences_nest_from_personal_to_organization(container: Any, rw_key: st
     # Another project, another channel, another principal: their narrow memories fall away.
     other = {"query": "shared rule deploy", "project_id": "p2", "channel": {"kind": "slack", "id": "c2"}}
     assert set(names(recall(rw_key, scope={"visibility": "personal"}, **other))) == {"org", "ws", "mine"}
-    bob = mint(container, ["ws1"], ["api:read"], "bob")
+    bob = mint(bundle, ["ws1"], ["api:read"], "bob")
     assert "mine" not in names(recall(bob, scope={"visibility": "personal"}, **q))
 
 
@@ -79,10 +80,10 @@ def test_sensitivity_flags_must_be_declared(rw_key: str, fake_embedder: Any) -> 
     assert len(recall(rw_key, query="retry policy", sensitivity=everything)["results"]) == 4
 
 
-def test_recency_days_limits_to_recent_writes(container: Any, rw_key: str, fake_embedder: Any) -> None:
+def test_recency_days_limits_to_recent_writes(bundle: Ports, rw_key: str, fake_embedder: Any) -> None:
     write(rw_key, "old", "queue tuning")
     write(rw_key, "new", "queue tuning")
-    embedded_db(container).connection().execute(
+    embedded_db(bundle).connection().execute(
         "UPDATE memories SET updated_at = updated_at - 40 * 86400 WHERE name = 'old'")
     assert set(names(recall(rw_key, query="queue tuning"))) == {"old", "new"}
     assert names(recall(rw_key, query="queue tuning", limits={"recency_days": 30})) == ["new"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from agentkb.models.graph.api import EntityRecord, GraphBatch, ProofRecord, RelationRecord
+from agentkb.models.graph.records import EntityRecord, GraphBatch, ProofRecord, RelationRecord
 from agentkb.models.graph.text import canonical_json
 from agentkb.services.graph.changes import (
     PriorGraph,

@@ -63,7 +63,7 @@ def test_project_scope_keeps_project_and_proven_workspace_neighbours(demo_store:
 
 
 def test_project_scope_ignores_unproven_links(store: Any) -> None:
-    from agentkb.models.graph.api import GraphBatch, RelationRecord
+    from agentkb.models.graph.records import GraphBatch, RelationRecord
 
     write(store, batch([entity("p", "inside", project="alpha"), entity("w", "shared thing")]))
     store.upsert("demo", GraphBatch(relations=(RelationRecord("m", "p", "w", "mentions", weight=1.0),)))

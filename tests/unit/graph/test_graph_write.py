@@ -154,7 +154,8 @@ def test_identity_clash_in_batch_is_400_and_with_store_is_409(store: Any) -> Non
 def test_upsert_entity_by_identity_reuses_the_stored_id(store: Any) -> None:
     import dataclasses
 
-    from agentkb.models.graph.api import EntityRecord, RelationRecord, identity_fingerprint
+    from agentkb.models.graph.records import EntityRecord, RelationRecord
+    from agentkb.models.graph.text import identity_fingerprint
     from agentkb.services.graph.write import upsert_entity_by_identity
 
     def person(eid: str) -> EntityRecord:
@@ -165,7 +166,7 @@ def test_upsert_entity_by_identity_reuses_the_stored_id(store: Any) -> None:
     assert upsert_entity_by_identity(store, WS, person("m1")) == "m1"
     assert upsert_entity_by_identity(store, WS, person("m2")) == "m1"
     upsert_entity_by_identity(store, WS, dataclasses.replace(person("t1"), kind="document", identity_key="billing"))
-    from agentkb.models.graph.api import GraphBatch
+    from agentkb.models.graph.records import GraphBatch
 
     store.upsert(WS, GraphBatch(relations=(RelationRecord("w1", "m1", "t1", "mentions", weight=0.9),
                                            RelationRecord("w2", "m1", "t1", "related-to", weight=0.2))))

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from agentkb.models.graph.api import GraphBatch, RelationRecord
+from agentkb.composition import Ports
+from agentkb.models.graph.records import GraphBatch, RelationRecord
 from agentkb.services.memory.graph_links import recall_entity_id
 from agentkb.services.recall.graph_leg import expand
 
 
-def test_bfs_caps_neighbours_per_hub(container: Any) -> None:
-    graph = container.graph
+def test_bfs_caps_neighbours_per_hub(bundle: Ports) -> None:
+    graph = bundle.graph
     hub = recall_entity_id("topic", "hub")  # recall's own entity space: ids joined by weighted memory edges
     spokes = [recall_entity_id("person", f"p{i}") for i in range(60)]
     graph.upsert("ws1", GraphBatch(relations=tuple(

@@ -1,7 +1,7 @@
 """`agent_surface` by upstream's rules (agent-surface.schema.json): present only when a limit cut something.
 
 The pure record (services/recall_surface.py); tests/handlers/recall/test_recall_agent_surface.py and
-tests/aws/test_aws_recall_surface.py take it through the recall handler on both engines.
+tests/handlers/aws/test_aws_recall_surface.py take it through the recall handler on both engines.
 """
 
 from __future__ import annotations

@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "contract"))
-from contract_corpus import KB_A, KNOWLEDGE_BASES, documents  # noqa: E402
-
-from agentkb.adapters.embedded.index import SqliteIndex  # noqa: E402
-from agentkb.adapters.embedded.lexical import tantivy as sqlite_lexical  # noqa: E402
-from agentkb.adapters.embedded.lexical.tantivy import LexicalIndexes  # noqa: E402
-from agentkb.adapters.embedded.sqlite.catalog import SqliteCatalog  # noqa: E402
-from agentkb.adapters.embedded.sqlite.db import Database  # noqa: E402
-from agentkb.models.domain import IndexQuery  # noqa: E402
+from agentkb.adapters.embedded.index import SqliteIndex
+from agentkb.adapters.embedded.lexical import tantivy as sqlite_lexical
+from agentkb.adapters.embedded.lexical.tantivy import LexicalIndexes
+from agentkb.adapters.embedded.sqlite.catalog import SqliteCatalog
+from agentkb.adapters.embedded.sqlite.db import Database
+from agentkb.models.domain import IndexQuery
+from tests.contract.contract_corpus import KB_A, KNOWLEDGE_BASES, documents
 
 QUERY = IndexQuery("ws1", ("kb-a",), text="database credentials", limit_per_kb=10)
 
@@ -137,9 +134,8 @@ def test_documents_rank_by_whole_document_bm25(tmp_path: Path) -> None:
 
 def test_equal_bm25_scores_rank_by_rowid_in_one_kb_and_across_kbs(tmp_path: Path) -> None:
     # Given the same words in chunks of two KBs, written interleaved (so rowid order differs from KB order)
-    from contract_corpus import CREATED, KB_B
-
     from agentkb.models.domain import Chunk, Document
+    from tests.contract.contract_corpus import CREATED, KB_B
 
     db = _database(tmp_path)
     index = SqliteIndex(db)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agentkb.composition import Ports
 from agentkb.models.domain import Principal
 from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
 from agentkb.services.ingest import service as ingest
@@ -41,13 +42,13 @@ def assert_contract(body: dict[str, Any]) -> None:
     assert not errors, [e.message for e in errors[:3]]
 
 
-def ingest_deps(container: Any) -> IngestDeps:
-    return IngestDeps(container.catalog, container.index, container.embedder, container.tokenizer,
-                      container.embedding_cache)
+def ingest_deps(bundle: Ports) -> IngestDeps:
+    return IngestDeps(bundle.catalog, bundle.index, bundle.embedder, bundle.tokenizer,
+                      bundle.embedding_cache)
 
 
-def make_kb(container: Any, name: str = "handbook", docs: dict[str, str] | None = None, ws: str = WS) -> str:
-    deps = ingest_deps(container)
+def make_kb(bundle: Ports, name: str = "handbook", docs: dict[str, str] | None = None, ws: str = WS) -> str:
+    deps = ingest_deps(bundle)
     principal = Principal(id="seed", workspaces=(ws,), scopes=("api:write",))
     kb = ingest.create_knowledge_base(CreateKnowledgeBaseRequest(workspaceId=ws, name=name), principal, deps)
     for doc_name, content in (DOCS if docs is None else docs).items():
@@ -57,8 +58,8 @@ def make_kb(container: Any, name: str = "handbook", docs: dict[str, str] | None 
 
 
 @pytest.fixture()
-def kb_id(container: Any) -> str:
-    return make_kb(container)
+def kb_id(bundle: Ports) -> str:
+    return make_kb(bundle)
 
 
 def request_body(kb: str | None = None, *, max_tokens: int = 2000, reserved: int = 0, task: str | None = None,

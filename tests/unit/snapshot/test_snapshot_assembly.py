@@ -11,7 +11,7 @@ import pytest
 
 from agentkb.adapters.embedded.embedder import local_tokenizer
 from agentkb.api.routes.snapshot import snapshot_deps
-from agentkb.composition import get_ports
+from agentkb.composition import Ports, get_ports
 from agentkb.errors import BadRequest, Conflict, NotFound
 from agentkb.models.domain import Principal
 from agentkb.models.snapshot import CreateSnapshotRequest
@@ -63,7 +63,7 @@ def test_task_policy_instructions_first_then_retrieved_by_rank(kb_id: str) -> No
     assert doc["scope"]["principal"] == "alice" and doc["exclusions"] == []
 
 
-def test_each_exclusion_reason(kb_id: str, container: Any) -> None:
+def test_each_exclusion_reason(kb_id: str, bundle: Ports) -> None:
     body = request_body(kb_id, maxClassification="internal",
                         allowedTrustTiers=["user", "trusted-knowledge", "system-policy"], items=[
                             inline("Top secret roadmap.", classification="restricted", source="secret"),
@@ -79,8 +79,8 @@ def test_each_exclusion_reason(kb_id: str, container: Any) -> None:
     assert got["second"] == "duplicate" and "first" not in got and got["huge"] == "budget"
 
 
-def test_a_knowledge_base_outside_the_scope_is_never_queried(container: Any) -> None:
-    inside, outside = make_kb(container, "inside"), make_kb(container, "outside", {"x.md": "Outside the scope."})
+def test_a_knowledge_base_outside_the_scope_is_never_queried(bundle: Ports) -> None:
+    inside, outside = make_kb(bundle, "inside"), make_kb(bundle, "outside", {"x.md": "Outside the scope."})
     body = request_body(knowledgeBaseIds=[inside])
     body["sources"] = {"knowledge": {"knowledgeBaseIds": [inside, outside], "query": "scope payments"}}
     doc = build(body)
@@ -88,7 +88,7 @@ def test_a_knowledge_base_outside_the_scope_is_never_queried(container: Any) -> 
     assert doc["items"] and all(f"/kb/{inside}/" in i["provenance"] for i in doc["items"])
 
 
-def test_superseded_inline_copy_and_a_document_the_catalog_lost_are_stale(kb_id: str, container: Any) -> None:
+def test_superseded_inline_copy_and_a_document_the_catalog_lost_are_stale(kb_id: str, bundle: Ports) -> None:
     first = build(request_body(kb_id))
     cited = first["items"][0]
     # an inline copy of a retrieved chunk at an older revision of its document is superseded
@@ -142,11 +142,11 @@ def test_same_inputs_same_items_order_and_tokens(kb_id: str) -> None:
     assert docs[0]["snapshotId"] != docs[1]["snapshotId"]  # new attempt, new snapshot
 
 
-def test_replay_returns_the_stored_bytes_and_a_changed_request_conflicts(kb_id: str, container: Any) -> None:
+def test_replay_returns_the_stored_bytes_and_a_changed_request_conflicts(kb_id: str, bundle: Ports) -> None:
     body = request_body(kb_id)
     request = CreateSnapshotRequest.model_validate(body)
     first = create_snapshot(request, ALICE, snapshot_deps(get_ports()))
-    make_kb(container, "later", {"new.md": "Failed payments retried are now logged."})  # the index changes
+    make_kb(bundle, "later", {"new.md": "Failed payments retried are now logged."})  # the index changes
     second = create_snapshot(request, ALICE, snapshot_deps(get_ports()))
     assert (first.status, second.status) == (201, 200) and first.body == second.body
     snapshot_id = json.loads(first.body)["snapshotId"]
@@ -179,7 +179,7 @@ def test_knowledge_source_needs_a_query_or_task(kb_id: str) -> None:
     assert build({**body, "task": "suspended account"})["items"]
 
 
-def test_graph_source_items(container: Any) -> None:
+def test_graph_source_items(bundle: Ports) -> None:
     proof = graph_proof("p1", "src/billing.py")
     old = {**proof, "id": "p2", "freshness": "stale"}
     upsert_graph(get_ports().graph, parse_graph_write({"workspaceId": WS, "proofs": [proof, old], "entities": [
@@ -218,20 +218,20 @@ def test_invalid_requests(patch: dict[str, Any]) -> None:
         CreateSnapshotRequest.model_validate({**request_body(), **patch})
 
 
-def write_memory_row(container: Any, name: str, body: str, **extra: Any) -> None:
+def write_memory_row(bundle: Ports, name: str, body: str, **extra: Any) -> None:
     from agentkb.composition import get_ports
     from agentkb.models.memory.api import MemoryWriteRequest
     from agentkb.services.memory.service import MemoryDeps, write_memory
 
     request = MemoryWriteRequest.model_validate({"workspace_id": WS, "visibility": "workspace", "type": "decision",
                                                  "name": name, "body": body, "confirmed": True, **extra})
-    write_memory(request, ALICE, MemoryDeps(get_ports().memories, get_ports().graph, container.embedder))
+    write_memory(request, ALICE, MemoryDeps(get_ports().memories, get_ports().graph, bundle.embedder))
 
 
-def test_memory_source_items_and_gates(container: Any) -> None:
+def test_memory_source_items_and_gates(bundle: Ports) -> None:
     pytest.importorskip("agentkb.services.recall.service")
-    write_memory_row(container, "retry-policy", "We decided to retry failed payments three times, then suspend.")
-    write_memory_row(container, "lunch", "The team prefers pizza on Fridays.")
+    write_memory_row(bundle, "retry-policy", "We decided to retry failed payments three times, then suspend.")
+    write_memory_row(bundle, "lunch", "The team prefers pizza on Fridays.")
     body = request_body()
     body["sources"] = {"memory": {"query": "failed payments retry decision", "maxItems": 5}}
     doc = build(body)
@@ -246,9 +246,9 @@ def test_memory_source_items_and_gates(container: Any) -> None:
     assert public["items"] == [] and reasons(public) == {"memory": "classification"}
 
 
-def test_a_memorys_unmatched_entities_never_become_empty_graph_items(container: Any) -> None:
+def test_a_memorys_unmatched_entities_never_become_empty_graph_items(bundle: Ports) -> None:
     # Given a memory naming a repo and a topic that no workspace entity holds
-    write_memory_row(container, "canary-notes", "Canaries run for twenty minutes.",
+    write_memory_row(bundle, "canary-notes", "Canaries run for twenty minutes.",
                      entities={"repos": ["canary-runner"], "topics": ["canaries"]})
     # When a snapshot asks the graph for them, Then nothing comes back: recall's own entities are not graph items
     body = request_body()

@@ -15,36 +15,6 @@ from pydantic import ConfigDict, Field, FiniteFloat, StrictBool, StrictInt, Stri
 from agentkb.models.base import Model
 from agentkb.models.bounds import MAX_ID, MAX_TIMESTAMP
 
-# The store's records and the text rules live in their own modules; re-exported here, where callers look first.
-from agentkb.models.graph.records import (
-    EntityRecord,
-    GraphBatch,
-    GraphMatch,
-    GraphMatchPage,
-    GraphMatchQuery,
-    NeighbourhoodTotals,
-    ProofRecord,
-    RelationRecord,
-    WriteCounts,
-)
-from agentkb.models.graph.text import (
-    MAX_QUERY_TERMS,
-    canonical_json,
-    entity_terms,
-    identity_fingerprint,
-    normalise_text,
-    tokenize,
-)
-
-__all__ = [
-    "CONFIDENCE_LEVELS", "MAX_BATCH_ITEMS", "MAX_QUERY_TERMS", "RELATION_KINDS", "TRUST_LEVELS", "ENTITY_KINDS",
-    "EntityKind", "EntityRecord", "GraphBatch", "GraphEntity", "GraphMatch", "GraphMatchPage", "GraphMatchQuery",
-    "GraphProof", "GraphRelation", "GraphSearchRequest", "GraphSearchResponse", "GraphWriteCounts",
-    "GraphWriteRequest", "GraphWriteResponse", "Identity", "NeighbourhoodTotals", "ProofRecord", "RelationKind",
-    "RelationRecord", "WriteCounts", "canonical_json", "entity_terms", "identity_fingerprint",
-    "is_absolute_local_path", "normalise_text", "tokenize",
-]
-
 # The upstream enums (workspace-knowledge-graph.v1), exactly: entity kinds, relation kinds, and the evidence scales.
 EntityKind = Literal[
     "workspace", "project", "service", "api", "endpoint", "schema", "protocol", "language", "package", "runtime-unit",

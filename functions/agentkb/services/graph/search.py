@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentkb.models.graph.api import (
-    EntityRecord,
-    GraphMatchQuery,
-    GraphSearchRequest,
-    RelationRecord,
-    normalise_text,
-)
+from agentkb.models.graph.api import GraphSearchRequest
+from agentkb.models.graph.records import EntityRecord, GraphMatchQuery, RelationRecord
+from agentkb.models.graph.text import normalise_text
 from agentkb.ports.graph import GraphStore
 from agentkb.services.graph.budget import (
     AGENT_LIMITS,

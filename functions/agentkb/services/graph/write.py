@@ -9,16 +9,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentkb.errors import BadRequest, Conflict
-from agentkb.models.graph.api import (
-    EntityRecord,
-    GraphBatch,
-    GraphWriteCounts,
-    GraphWriteRequest,
-    GraphWriteResponse,
-    ProofRecord,
-    RelationRecord,
-    canonical_json,
-)
+from agentkb.models.graph.api import GraphWriteCounts, GraphWriteRequest, GraphWriteResponse
+from agentkb.models.graph.records import EntityRecord, GraphBatch, ProofRecord, RelationRecord
+from agentkb.models.graph.text import canonical_json
 from agentkb.ports.graph import GraphStore
 
 MAX_REPORTED_ISSUES = 50

@@ -12,8 +12,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from agentkb.models.graph.api import GraphBatch, GraphMatchQuery, RelationRecord
-from agentkb.models.graph.api import normalise_text as normalise
+from agentkb.models.graph.records import GraphBatch, GraphMatchQuery, RelationRecord
+from agentkb.models.graph.text import normalise_text as normalise
 from agentkb.models.memory.api import MemoryRelation
 from agentkb.ports.graph import GraphStore
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from agentkb.errors import BadRequest, Conflict, DependencyError, NotFound, NotOwner, ServiceUnavailable
 from agentkb.models.domain import Principal
-from agentkb.models.graph.api import canonical_json
+from agentkb.models.graph.text import canonical_json
 from agentkb.models.memory.api import (
     IdempotencyRecord,
     MemoryRecord,

@@ -13,7 +13,8 @@ from urllib.parse import quote, unquote
 
 from agentkb.errors import BadRequest
 from agentkb.models.domain import Principal
-from agentkb.models.graph.api import GraphSearchRequest, canonical_json
+from agentkb.models.graph.api import GraphSearchRequest
+from agentkb.models.graph.text import canonical_json
 from agentkb.models.search import KnowledgeSearchRequest
 from agentkb.models.snapshot import (
     CLASSIFICATION_ORDER,
