@@ -1,1 +1,0 @@
-"""agentkb: the knowledge service for AI agents."""

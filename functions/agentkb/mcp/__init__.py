@@ -1,1 +1,0 @@
-"""`agentkb mcp`: agentkb's tools for agents over the Model Context Protocol (stdio or streamable HTTP)."""

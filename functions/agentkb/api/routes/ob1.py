@@ -45,7 +45,7 @@ PortsDep = Annotated[Ports, Depends(get_ports)]
 
 
 def review_deps(ports: PortsDep) -> ReviewDeps:
-    return ReviewDeps(ports.memories, ports.embedder, ports.traces)
+    return ReviewDeps(writeback_deps(ports), ports.traces)
 
 
 def recall_deps(ports: PortsDep) -> Ob1RecallDeps:

@@ -7,9 +7,7 @@ follow from it (so the next recall of either surface sees it), its text and vect
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentkb.errors import BadRequest, DependencyError, NotFound, NotOwner, ServiceUnavailable
@@ -19,8 +17,8 @@ from agentkb.models.memory.detail import MemoryChange, MemoryDetail, MemoryListQ
 from agentkb.models.ob1.api import Ob1ListFilter, Ob1ReviewRequest, Ob1UsageReport
 from agentkb.models.ob1.responses import Ob1MemoryList, Ob1UsageAnswer
 from agentkb.models.recall.trace import RecallTrace
-from agentkb.ports.embedding import Embedder
 from agentkb.ports.memory import MemoryStore, RecallTraceStore
+from agentkb.services.memory.service import MemoryDeps
 from agentkb.services.ob1.firewall import enforce_writeback_firewall
 from agentkb.services.ob1.memory import (
     ORIGIN,
@@ -42,10 +40,10 @@ LINKED = {"supersede": "supersedes", "merge": "merged_into"}
 
 @dataclass(frozen=True)
 class ReviewDeps:
-    store: MemoryStore
-    embedder: Embedder
+    """A review changes a memory as the memory writer does (its store, embedder and clock) and reads its traces."""
+
+    memory: MemoryDeps
     traces: RecallTraceStore
-    clock: Callable[[], float] = field(default=time.time)
 
 
 def memory_id(raw: str) -> int:
@@ -97,12 +95,12 @@ def _transition(action: str, state: dict[str, Any], now: float, request: Ob1Revi
 
 def review(raw_id: str, request: Ob1ReviewRequest, principal: Principal, deps: ReviewDeps) -> dict[str, Any]:
     """Apply one review action; answers `{"memory": <the memory after>}`."""
-    before = reachable(deps.store, principal, None, raw_id)
-    action, now = ALIASES.get(request.action, request.action), deps.clock()
+    before = reachable(deps.memory.store, principal, None, raw_id)
+    action, now = ALIASES.get(request.action, request.action), deps.memory.clock()
     if action == "edit" and request.content is None and request.summary is None:
         raise BadRequest("edit needs content or summary", details=[{"path": "content", "message": "required"}])
     if request.related_memory_id and action in LINKED:
-        reachable(deps.store, principal, before.workspace_id, request.related_memory_id)
+        reachable(deps.memory.store, principal, before.workspace_id, request.related_memory_id)
     current = dict(before.extra) if before.extra.get("origin") == ORIGIN else _derived(before)
     after = _transition(action, current, now, request)
     visibility = _restricted_to(before, request) if action == "restrict_scope" else before.visibility
@@ -117,7 +115,7 @@ def review(raw_id: str, request: Ob1ReviewRequest, principal: Principal, deps: R
                           labels=labels_of(after, before.type))
     if action == "edit":
         change = _edited(change, before, request, deps)
-    updated = deps.store.update(before.workspace_id, before.memory_id, change)
+    updated = deps.memory.store.update(before.workspace_id, before.memory_id, change)
     if updated is None:
         raise NotFound("Memory not found")
     return {"memory": inspect_memory(updated)}
@@ -159,11 +157,11 @@ def _edited(change: MemoryChange, before: MemoryDetail, request: Ob1ReviewReques
     description = request.summary or (summarise(body) if request.content is not None else before.description)
     enforce_writeback_firewall([(before.type, "content", body), (before.type, "summary", description)])
     try:
-        vector = deps.embedder.embed_documents([body])[0]
+        vector = deps.memory.embedder.embed_documents([body])[0]
     except DependencyError as exc:
         raise ServiceUnavailable("The embedding model is unavailable", retry_after_s=5,
                                  details={"code": exc.code}) from exc
-    return replace(change, description=description, body=body, embedding=vector, updated_at=deps.clock())
+    return replace(change, description=description, body=body, embedding=vector, updated_at=deps.memory.clock())
 
 
 def _own_trace(request_id: str, principal: Principal, deps: ReviewDeps) -> RecallTrace:
@@ -180,7 +178,7 @@ def report_usage(request_id: str, report: Ob1UsageReport, principal: Principal, 
     _own_trace(request_id, principal, deps)
     used = [n for n in map(ascii_int, report.used_memory_ids) if n is not None]
     ignored = {n: i.reason for i in report.ignored if (n := ascii_int(i.memory_id)) is not None}
-    updated = deps.traces.record_usage(request_id, used, ignored, deps.clock())
+    updated = deps.traces.record_usage(request_id, used, ignored, deps.memory.clock())
     if updated is None:
         raise NotFound("Recall trace not found")
     return Ob1UsageAnswer(ok=True, recorded=sum(1 for item in updated.items if item.used is not None))
@@ -191,7 +189,7 @@ def get_trace(request_id: str, principal: Principal, deps: ReviewDeps) -> dict[s
     trace = _own_trace(request_id, principal, deps)
     request = dict(trace.request)
     items = []
-    current = deps.store.get_many(trace.workspace_id, [i.memory_id for i in trace.items], principal.id)
+    current = deps.memory.store.get_many(trace.workspace_id, [i.memory_id for i in trace.items], principal.id)
     for item in sorted(trace.items, key=lambda i: (i.rank is None, i.rank or 0, -i.ranking_score)):
         memory = current.get(item.memory_id)
         items.append({"memory_id": str(item.memory_id), "rank": item.rank, "returned": item.rank is not None,
