@@ -46,7 +46,7 @@ class EmbeddedBuilder:
         import agentkb.adapters.embedded.sqlite.catalog
         import agentkb.adapters.embedded.sqlite.embedding_cache
         import agentkb.adapters.embedded.sqlite.graph.store
-        import agentkb.adapters.embedded.sqlite.idempotency
+        import agentkb.adapters.embedded.sqlite.idempotency_table
         import agentkb.adapters.embedded.sqlite.indexing
         import agentkb.adapters.embedded.sqlite.memory.store
         import agentkb.adapters.embedded.sqlite.security

@@ -17,9 +17,8 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
+from array import array
 from collections.abc import Iterable, Sequence
-
-import numpy as np
 
 from agentkb.adapters.embedded.sqlite import catalog, security  # noqa: F401  (their tables come first)
 from agentkb.adapters.embedded.sqlite.db import Database, register_schema
@@ -70,7 +69,7 @@ class SqliteEmbeddingCache:
             for row in conn.execute(
                     f"SELECT content_hash, vector FROM embedding_cache WHERE profile = ?"
                     f" AND content_hash IN ({','.join('?' * len(part))})", (profile_key, *part)):
-                out[row[0]] = np.frombuffer(row[1], dtype=np.float32).tolist()
+                out[row[0]] = array("f", row[1]).tolist()  # float32, native order: as stored
         return out
 
     def put_many(self, profile_key: str, vectors: dict[str, list[float]]) -> None:
@@ -78,7 +77,7 @@ class SqliteEmbeddingCache:
         with self.db.transaction() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO embedding_cache (profile, content_hash, vector, created) VALUES (?, ?, ?, ?)",
-                [(profile_key, h, np.asarray(v, dtype=np.float32).tobytes(), now) for h, v in vectors.items()])
+                [(profile_key, h, array("f", v).tobytes(), now) for h, v in vectors.items()])
 
     def sweep(self, now: float) -> CacheSweep:
         """Delete the rows no chunk references, older than SWEEP_GRACE_S (module docstring)."""

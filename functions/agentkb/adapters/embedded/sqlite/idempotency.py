@@ -17,19 +17,8 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 )
 from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import STATUS_CONSTANTS, DataRecord
 
-from agentkb.adapters.embedded.sqlite.db import Database, register_schema
-
-register_schema("idempotency", """
-CREATE TABLE IF NOT EXISTS idempotency (
-    id TEXT PRIMARY KEY,
-    status TEXT NOT NULL,
-    expiration INTEGER NOT NULL,             -- epoch seconds (DynamoDB TTL attribute on AWS)
-    in_progress_expiration INTEGER,          -- epoch milliseconds: the claiming invocation's deadline
-    data TEXT,
-    validation TEXT
-);
-CREATE INDEX IF NOT EXISTS idempotency_expiration ON idempotency (expiration);
-""")
+from agentkb.adapters.embedded.sqlite import idempotency_table  # noqa: F401  (its table)
+from agentkb.adapters.embedded.sqlite.db import Database
 
 
 def _record(row: sqlite3.Row) -> DataRecord:
