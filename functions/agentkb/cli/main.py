@@ -19,6 +19,7 @@ from agentkb.cli import data as data_cli
 from agentkb.cli import docs as docs_cli
 from agentkb.cli import graph as graph_cli
 from agentkb.cli import memory as memory_cli
+from agentkb.cli import portability as portability_cli
 from agentkb.cli import search as search_cli
 from agentkb.cli import snapshot as snapshot_cli
 from agentkb.cli.io import CliError, CliParser, one_line, quiet_closed_stdout, validation_message
@@ -169,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_server_options(demo, "the printed curls call")
     demo.set_defaults(func=_cmd_demo)
 
-    for group in (graph_cli, snapshot_cli, memory_cli, mcp_cli):
+    for group in (graph_cli, snapshot_cli, memory_cli, portability_cli, mcp_cli):
         group.register(sub)
     return parser
 

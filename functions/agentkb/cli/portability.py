@@ -1,0 +1,94 @@
+"""`agentkb export` and `agentkb import` (issue 25, docs/portability.md), on the configured engine."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentkb.composition import Ports
+
+
+def register(subparsers: Any) -> None:
+    """Add `export` and `import` to the agentkb CLI's subparsers."""
+    export = subparsers.add_parser("export", help="write everything a workspace holds to one archive")
+    export.add_argument("--workspace", required=True, help="workspace id")
+    export.add_argument("--kb", action="append", default=[], metavar="NAME",
+                        help="only this knowledge base (id or name; repeatable; default: all)")
+    export.add_argument("--out", required=True, help="archive file (.gz: compressed), or - for stdout")
+    export.add_argument("--data-dir", type=Path, help="data directory (default .agentkb or AGENTKB_DATA_DIR)")
+    export.set_defaults(func=run_export)
+    imp = subparsers.add_parser("import", help="import an archive into the configured engine (idempotent)")
+    imp.add_argument("file", type=Path, help="an archive written by agentkb export")
+    imp.add_argument("--workspace", help="import into this workspace (default: the archive's)")
+    imp.add_argument("--quiet", action="store_true", help="no progress bar")
+    imp.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    imp.add_argument("--data-dir", type=Path, help="data directory (default .agentkb or AGENTKB_DATA_DIR)")
+    imp.set_defaults(func=run_import)
+
+
+def run_export(args: argparse.Namespace, ports: Ports) -> int:
+    """Stream the archive to --out; print the manifest's counts on stderr (stdout may be the archive)."""
+    from agentkb.services.portability.archive_file import open_output
+    from agentkb.services.portability.export import ExportRequest, export_workspace
+
+    out = open_output(args.out)
+    try:
+        manifest = export_workspace(ports, ExportRequest(args.workspace, tuple(args.kb)), out,
+                                    ports.builder.engine.name)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    counts = ", ".join(f"{name} {m['count']}" for name, m in manifest.items())
+    print(f"exported workspace {args.workspace}: {counts}", file=sys.stderr)
+    return 0
+
+
+def run_import(args: argparse.Namespace, ports: Ports) -> int:
+    """Verify, import, verify; exit 0 with the report (also when nothing was new), 2 on a refused archive."""
+    from agentkb.services.portability.importer import import_archive
+
+    bar = _Progress(not args.quiet)
+    try:
+        report = import_archive(ports, args.file, args.workspace, bar)
+    finally:
+        bar.close()
+    result = report.as_dict()
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"imported into workspace {report.workspace_id} (from {report.source_workspace_id}): "
+          + ("nothing new, the target held the whole archive already" if not report.changed else "done"))
+    for name, s in result["sections"].items():
+        check = "verified" if s["verified"] else "not compared" if name == "keys" else "differs"
+        print(f"{name}\tarchive {s['archive']}\twritten {s['written']}\tpresent {s['present']}\t{check}"
+              f"\t{s['sha256']}")
+    if report.tally.reembedded:
+        print(f"re-embedded {report.tally.reembedded} chunks with {ports.embedder.model_id}")
+    if result["sections"]["keys"]["archive"]:
+        print("keys: metadata only; issue new keys on the target (agentkb keys create)", file=sys.stderr)
+    return 0
+
+
+class _Progress:
+    """A tqdm bar of re-embedded chunks on stderr, opened on the first batch."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bar: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc="re-embed", unit="chunk", smoothing=0.1, file=sys.stderr)
+        self.bar.update(done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
