@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     keys = sub.add_parser("keys", help="API keys").add_subparsers(dest="keys_command", required=True)
     create = keys.add_parser("create", parents=[common], help="create an API key (printed once)")
     create.add_argument("--workspace", action="append", required=True, help="workspace the key reaches (repeatable)")
-    create.add_argument("--scope", action="append", required=True, choices=["api:read", "api:write"],
+    create.add_argument("--scope", action="append", required=True, choices=["api:read", "api:write", "api:admin"],
                         help="what the key may do (repeatable)")
     create.add_argument("--principal", help="who the key acts as (default: a generated id)")
     data_cli.add_output_options(create)

@@ -1,4 +1,5 @@
-"""`agentkb export` and `agentkb import` (issue 25, docs/portability.md), on the configured engine."""
+"""`agentkb export`, `agentkb import` and `agentkb forget` (issue 25, docs/portability.md), on the configured
+engine."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def register(subparsers: Any) -> None:
-    """Add `export` and `import` to the agentkb CLI's subparsers."""
+    """Add `export`, `import` and `forget` to the agentkb CLI's subparsers."""
     export = subparsers.add_parser("export", help="write everything a workspace holds to one archive")
     export.add_argument("--workspace", required=True, help="workspace id")
     export.add_argument("--kb", action="append", default=[], metavar="NAME",
@@ -28,6 +29,13 @@ def register(subparsers: Any) -> None:
     imp.add_argument("--json", action="store_true", help="print the report as one JSON object")
     imp.add_argument("--data-dir", type=Path, help="data directory (default .agentkb or AGENTKB_DATA_DIR)")
     imp.set_defaults(func=run_import)
+    forget = subparsers.add_parser("forget", help="remove a person from a workspace: personal memories, traces, "
+                                                  "usage events and keys")
+    forget.add_argument("--workspace", required=True, help="workspace id")
+    forget.add_argument("--principal", required=True, help="the principal (person) to forget")
+    forget.add_argument("--json", action="store_true", help="print the counts as one JSON object")
+    forget.add_argument("--data-dir", type=Path, help="data directory (default .agentkb or AGENTKB_DATA_DIR)")
+    forget.set_defaults(func=run_forget)
 
 
 def run_export(args: argparse.Namespace, ports: Ports) -> int:
@@ -70,6 +78,18 @@ def run_import(args: argparse.Namespace, ports: Ports) -> int:
         print(f"re-embedded {report.tally.reembedded} chunks with {ports.embedder.model_id}")
     if result["sections"]["keys"]["archive"]:
         print("keys: metadata only; issue new keys on the target (agentkb keys create)", file=sys.stderr)
+    return 0
+
+
+def run_forget(args: argparse.Namespace, ports: Ports) -> int:
+    """Forget the principal on the configured engine; print what went."""
+    from agentkb.services.portability.forget import forget_principal
+
+    removed = forget_principal(ports, args.workspace, args.principal)
+    if args.json:
+        print(json.dumps({"workspace_id": args.workspace, "principal_id": args.principal, "removed": removed}))
+    else:
+        print(f"forgot {args.principal} in {args.workspace}: " + ", ".join(f"{k} {v}" for k, v in removed.items()))
     return 0
 
 

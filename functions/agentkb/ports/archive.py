@@ -65,3 +65,12 @@ class WorkspaceArchive(Protocol):
     def put_traces(self, traces: Sequence[ArchivedTrace]) -> int:
         """Store traces (and their usage) that are not stored yet; returns how many were new."""
         ...
+
+    def owned_memories(self, workspace_id: str, owner_id: str) -> list[int]:
+        """Ids of every revision of the owner's personal memories in the workspace."""
+        ...
+
+    def forget_principal(self, workspace_id: str, principal_id: str) -> dict[str, int]:
+        """Remove the principal's recall traces with their usage events and its memory idempotency keys in the
+        workspace; counts of each (`traces`, `usage_events`, `idempotency_keys`)."""
+        ...

@@ -152,6 +152,29 @@ class AwsWorkspaceArchive:
             new += 1
         return new
 
+    # -- forget a principal -------------------------------------------------------------------------------
+    def owned_memories(self, workspace_id: str, owner_id: str) -> list[int]:
+        return [get_n(i, "memory_id") for i in self.memory.query(
+            ConsistentRead=True, KeyConditionExpression="pk = :pk AND begins_with(sk, :m)",
+            FilterExpression="#v = :personal AND owner_id = :owner", ProjectionExpression="memory_id",
+            ExpressionAttributeNames={"#v": "visibility"}, ExpressionAttributeValues={
+                ":pk": s(f"MW#{workspace_id}"), ":m": s("M#"), ":personal": s("personal"), ":owner": s(owner_id)})]
+
+    def forget_principal(self, workspace_id: str, principal_id: str) -> dict[str, int]:
+        traces = {t.trace.request_id for t in self.traces(workspace_id) if t.trace.principal_id == principal_id}
+        usage = [key(f"MU#{workspace_id}", get_s(i, "sk") or "") for i in self.memory.query(
+            ConsistentRead=True, KeyConditionExpression="pk = :pk", ProjectionExpression="sk",
+            ExpressionAttributeValues={":pk": s(f"MU#{workspace_id}")})
+            if (get_s(i, "sk") or "").rsplit("#", 1)[0] in traces]
+        ws = f"MW#{workspace_id}"
+        idempotency = [key(ws, get_s(i, "sk") or "") for i in self.memory.query(
+            ConsistentRead=True, KeyConditionExpression="pk = :pk AND begins_with(sk, :i)", ProjectionExpression="sk",
+            ExpressionAttributeValues={":pk": s(ws), ":i": s("I#[")})
+            if json.loads((get_s(i, "sk") or "I#[]")[2:])[0] == principal_id]
+        self.memory.batch_write([{"DeleteRequest": {"Key": k}} for k in
+                                 [*usage, *idempotency, *(key(f"RT#{r}", "#TRACE") for r in sorted(traces))]])
+        return {"traces": len(traces), "usage_events": len(usage), "idempotency_keys": len(idempotency)}
+
 
 def _record(workspace_id: str, memory: ArchivedMemory) -> MemoryRecord:
     values = {f.name: getattr(memory.detail, f.name) for f in fields(MemoryFields)}

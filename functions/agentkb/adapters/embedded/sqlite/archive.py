@@ -116,6 +116,26 @@ class SqliteWorkspaceArchive:
                                       archived.usage])
         return new
 
+    def owned_memories(self, workspace_id: str, owner_id: str) -> list[int]:
+        return [int(r[0]) for r in self.db.connection().execute(
+            "SELECT id FROM memories WHERE workspace_id = ? AND visibility = 'personal' AND owner_id = ? ORDER BY id",
+            (workspace_id, owner_id))]
+
+    def forget_principal(self, workspace_id: str, principal_id: str) -> dict[str, int]:
+        with self.db.transaction() as conn:
+            traces = [r[0] for r in conn.execute(
+                "SELECT request_id FROM recall_traces WHERE workspace_id = ? AND"
+                " json_extract(trace, '$.principal_id') = ?", (workspace_id, principal_id))]
+            usage = 0
+            for start in range(0, len(traces), _PAGE):
+                marks = ",".join("?" * len(traces[start:start + _PAGE]))
+                usage += conn.execute(f"DELETE FROM recall_usage WHERE request_id IN ({marks})",
+                                      traces[start:start + _PAGE]).rowcount
+                conn.execute(f"DELETE FROM recall_traces WHERE request_id IN ({marks})", traces[start:start + _PAGE])
+            keys = conn.execute("DELETE FROM memory_idempotency WHERE workspace_id = ? AND principal = ?",
+                                (workspace_id, principal_id)).rowcount
+        return {"traces": len(traces), "usage_events": usage, "idempotency_keys": keys}
+
 
 def _insert_memory(conn: sqlite3.Connection, workspace_id: str, memory: ArchivedMemory) -> None:
     d = memory.detail
