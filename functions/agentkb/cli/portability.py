@@ -36,6 +36,15 @@ def register(subparsers: Any) -> None:
     forget.add_argument("--json", action="store_true", help="print the counts as one JSON object")
     forget.add_argument("--data-dir", type=Path, help="data directory (default .agentkb or AGENTKB_DATA_DIR)")
     forget.set_defaults(func=run_forget)
+    back = subparsers.add_parser("backup", help="a consistent copy of the embedded data dir, also while serving")
+    back.add_argument("--out", type=Path, required=True, help="backup file (a gzip tar)")
+    back.add_argument("--data-dir", type=Path, help="data directory (default .agentkb or AGENTKB_DATA_DIR)")
+    back.set_defaults(func=run_backup)
+    restore = subparsers.add_parser("restore", help="restore a backup into the (empty) embedded data dir")
+    restore.add_argument("file", type=Path, help="a file written by agentkb backup")
+    restore.add_argument("--force", action="store_true", help="replace a data dir that holds data")
+    restore.add_argument("--data-dir", type=Path, help="data directory (default .agentkb or AGENTKB_DATA_DIR)")
+    restore.set_defaults(func=run_restore)
 
 
 def run_export(args: argparse.Namespace, ports: Ports) -> int:
@@ -74,8 +83,9 @@ def run_import(args: argparse.Namespace, ports: Ports) -> int:
         check = "verified" if s["verified"] else "not compared" if name == "keys" else "differs"
         print(f"{name}\tarchive {s['archive']}\twritten {s['written']}\tpresent {s['present']}\t{check}"
               f"\t{s['sha256']}")
-    if report.tally.reembedded:
-        print(f"re-embedded {report.tally.reembedded} chunks with {ports.embedder.model_id}")
+    if report.tally.reembedded or report.tally.reembedded_memories:
+        print(f"re-embedded {report.tally.reembedded} chunks and {report.tally.reembedded_memories} memories with"
+              f" {ports.embedder.model_id}")
     if result["sections"]["keys"]["archive"]:
         print("keys: metadata only; issue new keys on the target (agentkb keys create)", file=sys.stderr)
     return 0
@@ -90,6 +100,37 @@ def run_forget(args: argparse.Namespace, ports: Ports) -> int:
         print(json.dumps({"workspace_id": args.workspace, "principal_id": args.principal, "removed": removed}))
     else:
         print(f"forgot {args.principal} in {args.workspace}: " + ", ".join(f"{k} {v}" for k, v in removed.items()))
+    return 0
+
+
+def _embedded_only(ports: Ports, command: str) -> None:
+    from agentkb.cli.io import CliError
+
+    if ports.builder.engine.name != "embedded":
+        raise CliError(f"agentkb {command} copies the embedded data dir; on AWS the backup is DynamoDB point-in-time "
+                       "recovery and S3 versioning (docs/operations-aws.md)")
+
+
+def run_backup(args: argparse.Namespace, ports: Ports) -> int:
+    """Write the backup; print what it holds."""
+    from agentkb.adapters.embedded.backup import backup
+
+    _embedded_only(ports, "backup")
+    manifest = backup(ports.settings.data_dir, args.out)
+    counts = ", ".join(f"{k} {v}" for k, v in manifest["tables"].items())
+    print(f"backed up {ports.settings.data_dir} to {args.out}: {counts}")
+    return 0
+
+
+def run_restore(args: argparse.Namespace, ports: Ports) -> int:
+    """Restore into the data dir, rebuild its BM25 indexes; print what it holds."""
+    from agentkb.adapters.embedded.backup import rebuild_indexes, restore
+
+    _embedded_only(ports, "restore")
+    manifest = restore(args.file, ports.settings.data_dir, force=args.force)
+    rebuild_indexes(ports.settings.data_dir)
+    counts = ", ".join(f"{k} {v}" for k, v in manifest["tables"].items())
+    print(f"restored {args.file} into {ports.settings.data_dir}: {counts}")
     return 0
 
 

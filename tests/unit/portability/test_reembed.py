@@ -14,8 +14,10 @@ from agentkb.composition import get_ports, reset_ports
 from agentkb.config import reset_settings
 from agentkb.local.operator import OPERATOR, deps
 from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
+from agentkb.models.memory.api import MemoryWriteRequest
 from agentkb.models.search import KnowledgeSearchRequest
 from agentkb.services.ingest import service as ingest
+from agentkb.services.memory.service import MemoryDeps, write_memory
 from agentkb.services.portability import sinks
 from agentkb.services.portability.export import ExportRequest, export_workspace
 from agentkb.services.portability.importer import import_archive
@@ -44,6 +46,9 @@ def _seed(tmp_path: Path) -> tuple[Path, int]:
         text = "\n\n".join(f"## Part {j}\n" + " ".join(f"word{i}x{j}x{k}" for k in range(120)) for j in range(4))
         ingest.add_document(kb.id, AddDocumentRequest(workspaceId="ws1", name=f"d{i}.md", content=text,
                                                       tags=None), OPERATOR, deps(ports))
+    memory = MemoryWriteRequest.model_validate({"workspace_id": "ws1", "visibility": "workspace", "type": "decision",
+                                                "name": "rollout", "body": "The rollout finishes on Friday."})
+    write_memory(memory, OPERATOR, MemoryDeps(ports.memories, ports.graph, ports.embedder))
     out = io.StringIO()
     manifest = export_workspace(ports, ExportRequest("ws1"), out, "embedded")
     path = tmp_path / "a.jsonl"
@@ -63,9 +68,15 @@ def test_a_different_profile_is_re_embedded_in_whole_batches(tmp_path: Path, dat
     ports = get_ports().replace(embedder=target)
     progress: list[int] = []
     report = import_archive(ports, archive, progress=lambda done, total: progress.append(done))
-    assert report.tally.reembedded == chunks == sum(target.batches) == sum(progress)
-    assert all(size == 4 for size in target.batches[:-1]) and 0 < target.batches[-1] <= 4
-    assert {"knowledge_bases", "documents", "chunks"} <= set(report.verified)  # content digests, without vectors
+    assert report.tally.reembedded == chunks == sum(target.batches[:-1]) == sum(progress)
+    chunk_batches = target.batches[:-1]
+    assert all(size == 4 for size in chunk_batches[:-1]) and 0 < chunk_batches[-1] <= 4
+    assert {"knowledge_bases", "documents", "chunks", "memories"} <= set(report.verified)  # digests without vectors
+    assert report.tally.reembedded_memories == 1
+    (memory,) = ports.archive.memories("ws1", 0, 10)
+    assert memory.embedding == pytest.approx(hashed_embedding("rollout\nThe rollout finishes on Friday.", 16),
+                                             abs=1e-6)
+    assert target.batches[-1] == 1  # the memory's own batch, after the chunks
     kb = ports.catalog.list_knowledge_bases("ws1")[0]
     assert (kb.profile.model, kb.profile.dimension) == ("model-b", 16)
     stored = ports.archive.document_chunks(kb, ports.catalog.list_documents(kb.id, 1)[0][0].id)

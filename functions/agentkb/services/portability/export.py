@@ -113,7 +113,9 @@ def export_workspace(ports: Ports, request: ExportRequest, writer_out: Any,
                      engine: str, sections: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
     """Write the archive of the workspace to `writer_out`; returns its manifest."""
     writer = ArchiveWriter(writer_out, {"workspace": request.workspace_id, "engine": engine,
-                                        "knowledge_bases": list(request.kb_names)})
+                                        "knowledge_bases": list(request.kb_names),  # memories are embedded by it:
+                                        "embedder": {"model": ports.embedder.model_id,
+                                                     "dimension": ports.embedder.dimension}})
     for section, record in workspace_records(ports, request):
         if sections is None or section in sections:
             writer.write(section, record)

@@ -55,6 +55,7 @@ class ImportReport:
                            "verified": name in self.verified} for name in SECTIONS}
         return {"workspaceId": self.workspace_id, "sourceWorkspaceId": self.source_workspace_id,
                 "changed": self.changed, "reembeddedChunks": self.tally.reembedded,
+                "reembeddedMemories": self.tally.reembedded_memories,
                 "targetWasEmpty": self.target_was_empty, "sections": sections}
 
 
@@ -66,7 +67,7 @@ def import_archive(ports: Ports, path: Path, workspace_id: str | None = None,
     report = ImportReport(ws, source, Tally(), manifest, target_was_empty=_empty(ports, ws))
     total = int(manifest["chunks"]["count"])
     docs = DocumentSink(ports, ws, report.tally, lambda n: progress(n, total) if progress else None)
-    others = RecordSink(ports, ws, report.tally)
+    others = RecordSink(ports, ws, report.tally, _memory_profile_differs(ports, header))
     for section, record in ArchiveReader(path).records():
         if section == "knowledge_bases":
             docs.close_document()
@@ -80,8 +81,13 @@ def import_archive(ports: Ports, path: Path, workspace_id: str | None = None,
             others.add(section, record)
     docs.finish()
     others.finish()
-    _verify(ports, report, tuple(header.get("knowledge_bases") or ()), bool(docs.reembed))
+    _verify(ports, report, tuple(header.get("knowledge_bases") or ()), bool(docs.reembed), others.reembed_memories)
     return report
+
+
+def _memory_profile_differs(ports: Ports, header: dict[str, Any]) -> bool:
+    source = header.get("embedder") or {}
+    return (source.get("model"), source.get("dimension")) != (ports.embedder.model_id, ports.embedder.dimension)
 
 
 def _empty(ports: Ports, ws: str) -> bool:
@@ -89,7 +95,8 @@ def _empty(ports: Ports, ws: str) -> bool:
                 or next(iter(ports.archive.snapshot_ids(ws)), None) or next(iter(ports.archive.traces(ws)), None))
 
 
-def _verify(ports: Ports, report: ImportReport, kb_names: tuple[str, ...], reembedded: bool) -> None:
+def _verify(ports: Ports, report: ImportReport, kb_names: tuple[str, ...], reembedded: bool,
+            memories_reembedded: bool) -> None:
     digests = Digests()
     request = ExportRequest(report.workspace_id, kb_names)
     for section, record in workspace_records(ports, request):
@@ -99,7 +106,8 @@ def _verify(ports: Ports, report: ImportReport, kb_names: tuple[str, ...], reemb
     for name in SECTIONS:
         if name in NOT_IMPORTED:
             continue
-        key = "content_sha256" if reembedded and name in DOCUMENT_SECTIONS else "sha256"
+        vectors_changed = (reembedded and name in DOCUMENT_SECTIONS) or (memories_reembedded and name == "memories")
+        key = "content_sha256" if vectors_changed else "sha256"
         archive, target = report.manifest[name], report.readback[name]
         if (archive["count"], archive[key]) == (target["count"], target[key]):
             report.verified.append(name)

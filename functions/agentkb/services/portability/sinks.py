@@ -31,6 +31,7 @@ class Tally:
     written: dict[str, int] = field(default_factory=dict)
     present: dict[str, int] = field(default_factory=dict)
     reembedded: int = 0
+    reembedded_memories: int = 0
 
     def add(self, section: str, written: int, present: int = 0) -> None:
         self.written[section] = self.written.get(section, 0) + written
@@ -128,8 +129,9 @@ class DocumentSink:
 class RecordSink:
     """Memories, graph, snapshots and traces: buffered a page at a time, written by id."""
 
-    def __init__(self, ports: Ports, workspace_id: str, tally: Tally) -> None:
+    def __init__(self, ports: Ports, workspace_id: str, tally: Tally, reembed_memories: bool = False) -> None:
         self.ports, self.ws, self.tally = ports, workspace_id, tally
+        self.reembed_memories = reembed_memories  # the archive's memories were embedded under another profile
         self.memories: list[ArchivedMemory] = []
         self.traces: list[ArchivedTrace] = []
         self.graph: dict[str, list[Record]] = {"graph_entities": [], "graph_relations": [], "graph_proofs": []}
@@ -154,8 +156,21 @@ class RecordSink:
         if not self.memories:
             return
         batch, self.memories = self.memories, []
+        if self.reembed_memories:
+            batch = self._reembedded(batch)
         new = self.ports.archive.put_memories(self.ws, batch)
         self.tally.add("memories", new, len(batch) - new)
+
+    def _reembedded(self, batch: list[ArchivedMemory]) -> list[ArchivedMemory]:
+        """The memories the target does not hold yet, with vectors of the target's embedder made of what the /v1
+        write path embeds (name, description, body)."""
+        held = set(self.ports.memories.get_many(self.ws, [m.detail.memory_id for m in batch]))
+        fresh = [m for m in batch if m.detail.memory_id not in held]
+        texts = ["\n".join(p for p in (m.detail.name, m.detail.description, m.detail.body) if p) for m in fresh]
+        vectors = self.ports.embedder.embed_documents(texts) if texts else []
+        self.tally.reembedded_memories += len(fresh)
+        self.tally.add("memories", 0, len(batch) - len(fresh))
+        return [replace(m, embedding=v) for m, v in zip(fresh, vectors, strict=True)]
 
     def flush_traces(self) -> None:
         if not self.traces:
