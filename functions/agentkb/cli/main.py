@@ -149,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     data_cli.add_output_options(kb_create)
     kb_create.set_defaults(func=_cmd_kb_create, fields=KB_CREATE_FIELDS)
     data_cli.add_kb_commands(kb, common)
+    portability_cli.add_kb_reindex(kb, common)
     data_cli.add_key_commands(keys, common)
     docs_cli.register(sub, common)
     search_cli.register(sub, common)

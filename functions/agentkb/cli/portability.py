@@ -47,6 +47,24 @@ def register(subparsers: Any) -> None:
     restore.set_defaults(func=run_restore)
 
 
+def add_kb_reindex(kb_commands: Any, common: argparse.ArgumentParser) -> None:
+    """`agentkb kb reindex`: in the `kb` group."""
+    cmd = kb_commands.add_parser("reindex", parents=[common], help="rebuild a knowledge base's chunks and vectors "
+                                                                   "from its documents' stored text")
+    cmd.add_argument("--workspace", required=True, help="workspace id")
+    cmd.add_argument("--kb", required=True, help="knowledge base id or name")
+    cmd.add_argument("--embedding-model", help="the model to embed with (must be the configured embedder's)")
+    cmd.set_defaults(func=run_reindex)
+
+
+def run_reindex(args: argparse.Namespace, ports: Ports) -> int:
+    from agentkb.services.portability.reindex import reindex_kb
+
+    counts = reindex_kb(ports, args.workspace, args.kb, args.embedding_model)
+    print(f"reindexed {args.kb}: documents {counts['documents']}, chunks {counts['chunks']}")
+    return 0
+
+
 def run_export(args: argparse.Namespace, ports: Ports) -> int:
     """Stream the archive to --out; print the manifest's counts on stderr (stdout may be the archive)."""
     from agentkb.services.portability.archive_file import open_output
