@@ -47,11 +47,16 @@ class AwsWorkspaceArchive:
 
     # -- memories -----------------------------------------------------------------------------------------
     def memories(self, workspace_id: str, after_id: int, limit: int) -> list[ArchivedMemory]:
-        ws = f"MW#{workspace_id}"
-        page = self.memory.query_page(
-            ConsistentRead=True, Limit=limit, KeyConditionExpression="pk = :pk AND sk BETWEEN :lo AND :hi",
-            ExpressionAttributeValues={":pk": s(ws), ":lo": s("M#" + mid(after_id + 1)), ":hi": s(_TOP)})
-        items = [i for i in page.get("Items", []) if "wb" not in i or self._committed(ws, i)]
+        ws, items = f"MW#{workspace_id}", list[dict[str, Any]]()
+        while not items:  # a page of nothing but unpublished write-back items is skipped, not an end
+            page = self.memory.query_page(
+                ConsistentRead=True, Limit=limit, KeyConditionExpression="pk = :pk AND sk BETWEEN :lo AND :hi",
+                ExpressionAttributeValues={":pk": s(ws), ":lo": s("M#" + mid(after_id + 1)), ":hi": s(_TOP)})
+            raw = page.get("Items", [])
+            if not raw:
+                return []
+            items = [i for i in raw if "wb" not in i or self._committed(ws, i)]
+            after_id = get_n(raw[-1], "memory_id")
         ids = [get_n(i, "memory_id") for i in items]
         vectors = {get_n(v, "memory_id"): list(unpack(bytes(v["embedding"]["B"]))) for v in self.memory.batch_get(
             [key(ws, "V#" + mid(i)) for i in ids], consistent=True)}
