@@ -81,7 +81,8 @@ def import_archive(ports: Ports, path: Path, workspace_id: str | None = None,
             others.add(section, record)
     docs.finish()
     others.finish()
-    _verify(ports, report, tuple(header.get("knowledge_bases") or ()), bool(docs.reembed), others.reembed_memories)
+    _verify(ports, report, tuple(header.get("knowledge_bases") or ()), bool(docs.reembed),
+            others.reembed_memories or report.tally.reembedded_memories > 0)
     return report
 
 

@@ -156,8 +156,8 @@ class RecordSink:
         if not self.memories:
             return
         batch, self.memories = self.memories, []
-        if self.reembed_memories:
-            batch = self._reembedded(batch)
+        if self.reembed_memories or any(len(m.embedding) != self.ports.embedder.dimension for m in batch):
+            batch = self._reembedded(batch)  # another profile, or vectors the target's leg could not compare
         new = self.ports.archive.put_memories(self.ws, batch)
         self.tally.add("memories", new, len(batch) - new)
 
