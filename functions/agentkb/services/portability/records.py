@@ -7,11 +7,10 @@ secret or a key hash. Vectors are base64 of little-endian float32, exactly as bo
 from __future__ import annotations
 
 import base64
+import struct
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from typing import Any
-
-import numpy as np
 
 from agentkb.models.domain import ApiKeyRecord, Chunk, Document, EmbeddingProfile, KnowledgeBase, TagDefinition
 from agentkb.models.graph.records import EntityRecord, ProofRecord, RelationRecord
@@ -28,14 +27,14 @@ VECTOR_FIELDS = ("embedding", "profile")  # what re-embedding changes: left out 
 def pack_vector(vector: Sequence[float] | None) -> str | None:
     if vector is None:
         return None
-    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
+    return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode("ascii")
 
 
 def unpack_vector(text: str | None) -> list[float] | None:
     if text is None:
         return None
-    values: list[float] = np.frombuffer(base64.b64decode(text), dtype="<f4").astype(np.float64).tolist()
-    return values
+    raw = base64.b64decode(text)
+    return list(struct.unpack(f"<{len(raw) // 4}f", raw))
 
 
 def kb_record(kb: KnowledgeBase) -> Record:
