@@ -97,3 +97,38 @@ def test_a_workspace_moves_between_engines(source: str, target: str, aws_backend
     assert answers(ports, snapshot_id) == before
     second = import_archive(ports, archive).as_dict()
     assert not second["changed"], second
+
+
+class LocalModel(SameModel):
+    """What the embedded engine would embed with: another model id and dimension than the stack's."""
+
+    model_id = "sentence-transformers/all-MiniLM-L6-v2"
+    dimension = 64
+
+
+def test_a_workspace_moving_up_is_re_embedded_by_the_stack(aws_backend: Any, data_dir: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentkb.local.operator import OPERATOR, deps
+    from agentkb.models.domain import IndexQuery
+    from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
+    from agentkb.services.ingest import service as ingest
+
+    local = use_engine(monkeypatch, "embedded", tmp_path / "source").replace(embedder=LocalModel())
+    kb = ingest.create_knowledge_base(CreateKnowledgeBaseRequest(workspaceId="ws1", name="kb"), OPERATOR, deps(local))
+    ingest.add_document(kb.id, AddDocumentRequest(workspaceId="ws1", name="pay.md", content=(
+        "# Payments\n\nFailed payments are retried three times.")), OPERATOR, deps(local))
+    archive = tmp_path / "ws.jsonl"
+    with archive.open("w", encoding="utf-8") as out:
+        export_workspace(local, ExportRequest("ws1"), out, "embedded")
+
+    stack = use_engine(monkeypatch, "aws", tmp_path / "unused")
+    report = import_archive(stack, archive).as_dict()
+    assert report["reembeddedChunks"] == 1
+    assert all(s["verified"] for name, s in report["sections"].items() if name != "keys"), report
+    moved = stack.catalog.get_knowledge_base("ws1", kb.id)
+    assert moved is not None and (moved.profile.model, moved.profile.dimension) == (SameModel.model_id, 256)
+    (chunk,) = stack.archive.document_chunks(moved, stack.catalog.list_documents(kb.id, 1)[0][0].id)
+    assert chunk.embedding == pytest.approx(hashed_embedding(f"{chunk.context}\n{chunk.content}", 256), abs=1e-6)
+    hits = stack.index.vector_search(IndexQuery("ws1", (kb.id,), vector=SameModel().embed_query(
+        f"{chunk.context}\n{chunk.content}"), limit_per_kb=3))
+    assert hits and hits[0].chunk_id == chunk.id
