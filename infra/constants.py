@@ -169,8 +169,11 @@ FUNCTIONS = (
         1536,
         60,
         # ConditionCheckItem: a document commit checks its name still points at it; staged OB1 write-backs
-        {"catalog": DDB_READ + DDB_WRITE + CONDITION_CHECK, "memory": DDB_READ + DDB_WRITE + CONDITION_CHECK,
-         "graph": GRAPH_READ + ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"), "keys": DDB_GET,
+        # Scan + DeleteItem on keys, Scan on memory: forgetting a principal (its keys, its recall traces)
+        {"catalog": DDB_READ + DDB_WRITE + CONDITION_CHECK,
+         "memory": DDB_READ + DDB_WRITE + CONDITION_CHECK + ("dynamodb:Scan",),
+         "graph": GRAPH_READ + ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"),
+         "keys": DDB_GET + ("dynamodb:Scan", "dynamodb:DeleteItem"),
          "rate_limit": RATE_COUNT, "idempotency": IDEMPOTENCY},
         aoss_write=True,
         bucket="r",

@@ -44,7 +44,8 @@ SNAPSHOT_BODY = {"runId": RUN, "attemptId": ATTEMPT, "strategy": "default",
                  "sources": {"knowledge": {"knowledgeBaseIds": [KB], "query": "reset password", "topK": 3}}}
 EVENTS = ROOT / "events"
 WORKSPACES = [WS, "demo", "ws1"]  # the fixed ids of events/search+ingest, events/graph+recall+memories, snapshot
-PLACEHOLDER_SCOPES = {"akb_test_replay_key": ["api:read", "api:write"], "akb_test_readonly_key": ["api:read"]}
+PLACEHOLDER_SCOPES = {"akb_test_replay_key": ["api:read", "api:write"], "akb_test_readonly_key": ["api:read"],
+                      "akb_test_admin_key": ["api:admin"]}  # operator routes (forget a principal)
 DEMO_GRAPH = json.loads((ROOT / "functions/agentkb/local/demo/graph.json").read_text())
 
 

@@ -63,6 +63,7 @@ def _drive(backend: AwsBackend) -> None:
     _queue_paths(backend, key, kb)
     _snapshots(key)
     _staged_writeback(key)
+    _forget_a_principal()
     _replay(_rest_successes(deletes=True), values)  # last: the cases before them still find their data
 
 
@@ -157,6 +158,22 @@ def _staged_writeback(key: str) -> None:
         patch.setattr(botocore.client.BaseClient, "_make_api_call", _refusing("TransactWriteItems"))
         status, answer, _ = client.call("POST", "/writeback", largest_payload(WS, "iam-2", staging.CHUNK + 6))
     assert status >= 500, answer
+
+
+def _forget_a_principal() -> None:
+    """A person with a key, a personal memory and a recall trace, forgotten by an operator (`api:admin`)."""
+    from agentkb.services.access.api_keys import create_api_key
+
+    ports = get_ports()
+    leaver, _ = create_api_key(ports.keys, ports.secrets, [WS], ["api:read", "api:write"], "leaver")
+    admin, _ = create_api_key(ports.keys, ports.secrets, [WS], ["api:admin"], "ops")
+    memory = {**MEMORY, "name": "leaver-note", "visibility": "personal", "idempotency_key": "leaver"}
+    assert replay(rest_event("POST", "/v1/memories", memory, key=leaver))["statusCode"] == 201
+    recall = json.loads(json.loads((EVENTS / "recall" / "recall_ok.json").read_text())["body"])
+    assert Ob1Client(leaver).ok("POST", "/recall", {**recall, "workspace_id": WS})
+    gone = invoke("ingest", rest_event("DELETE", "/v1/principals/leaver", key=admin, query={"workspace_id": WS},
+                                       resource="/v1/principals/{principalId}"))
+    assert gone["statusCode"] == 200 and body_of(gone)["removed"]["keys"] == 1, body_of(gone)
 
 
 def _explained(grant: Grant) -> bool:

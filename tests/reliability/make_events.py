@@ -29,6 +29,7 @@ from tests.helpers import http_event, rest_event
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
 RW, RO, BAD = "akb_test_replay_key", "akb_test_readonly_key", "akb_0000000000000000_notarealsecret"
+ADMIN = "akb_test_admin_key"
 DOC = "__DOC_ID__"  # the seeded reset.md document (ids are random uuid4s)
 MID, REQ = "__MEMORY_ID__", "__OB1_REQUEST__"  # the seeded memory and the seeded OB1 recall (tests/reliability/corpus)
 ERROR = "error.schema.json"
@@ -235,7 +236,7 @@ def route_cases() -> dict[str, list[tuple[str, dict[str, Any], int, str | None]]
         ("reliability_snapshot_get_malformed_id", rest("GET", "/v1/snapshots/not-a-uuid", one_res,
                                                        params={"snapshotId": "not-a-uuid"}), 404, ERROR),
     ]
-    reli += management_cases()
+    reli += management_cases() + principal_cases()
     ingest += memory_cases() + ob1_cases()
     return {"search": [(f"reliability_{c}", e, s, sc) for c, e, s, sc in search],
             "ingest": [(f"reliability_{c}", e, s, sc) for c, e, s, sc in ingest],
@@ -303,6 +304,22 @@ def memory_cases() -> list[Case]:
         ("delete_memory_v2", v2("DELETE", one, one_res, query=wsq, params=p), 204, None),
         ("delete_memory_direct", direct("deleteMemory", params=p, query=wsq), 204, None),
         ("delete_memory_read_only", rest("DELETE", one, one_res, key=RO, query=wsq, params=p), 403, ERROR),
+    ]
+
+
+def principal_cases() -> list[Case]:
+    """Issue 25: forget a principal (`api:admin`), every shape; a write key is refused, another workspace is 404."""
+    one, one_res = "/v1/principals/readonly_key", "/v1/principals/{principalId}"
+    wsq, p = {"workspace_id": WS}, {"principalId": "readonly_key"}
+    return [
+        ("forget_principal_rest", rest("DELETE", one, one_res, key=ADMIN, query=wsq, params=p), 200, None),
+        ("forget_principal_v2", v2("DELETE", one, one_res, key=ADMIN, query=wsq, params=p), 200, None),
+        ("forget_principal_direct", direct("forgetPrincipal", scopes=("api:admin",), params=p, query=wsq), 200,
+         None),
+        ("forget_principal_write_key", rest("DELETE", one, one_res, query=wsq, params=p), 403, ERROR),
+        ("forget_principal_other_workspace", rest("DELETE", one, one_res, key=ADMIN, query={
+            "workspace_id": "not-yours"}, params=p), 404, ERROR),
+        ("forget_principal_no_workspace", rest("DELETE", one, one_res, key=ADMIN, params=p), 400, ERROR),
     ]
 
 

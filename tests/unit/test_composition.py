@@ -68,7 +68,8 @@ def test_the_embedded_engine_builds_its_own_adapters(data_dir: Path) -> None:
                      "embedding_cache": "SqliteEmbeddingCache", "snapshots": "SqliteSnapshotStore",
                      "memories": "SqliteMemoryStore", "graph": "SqliteGraphStore",
                      "idempotency": "PowertoolsIdempotency", "objects": "LocalObjectReader", "deadline": "NoDeadline",
-                     "indexing_queue": "SqliteIndexingQueue", "traces": "SqliteRecallTraceStore"}
+                     "indexing_queue": "SqliteIndexingQueue", "traces": "SqliteRecallTraceStore",
+                     "archive": "SqliteWorkspaceArchive"}
 
 
 def test_a_port_is_built_once_and_the_bundle_is_frozen(data_dir: Path) -> None:

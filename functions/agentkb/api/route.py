@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver, Router
 
-READ, WRITE = "api:read", "api:write"
+READ, WRITE, ADMIN = "api:read", "api:write", "api:admin"
 F = TypeVar("F", bound=Callable[..., Any])
 _PARAMETER = re.compile(r"\{(\w+)\}")
 
@@ -50,7 +50,7 @@ class Routes:
     """The routes of one module: a Powertools `Router` (`router`) and what each route was declared with.
 
     `@routes.read(method, path, operationId, summary=..., responses=...)` declares a route that needs the
-    `api:read` scope; `write` needs `api:write`, `public` no key at all.
+    `api:read` scope; `write` needs `api:write`, `admin` needs `api:admin`, `public` no key at all.
     """
 
     def __init__(self) -> None:
@@ -66,6 +66,7 @@ class Routes:
 
     read = partialmethod(route, scope=READ)
     write = partialmethod(route, scope=WRITE)
+    admin = partialmethod(route, scope=ADMIN)  # operator routes (forget a principal)
     public = partialmethod(route, scope=None)
 
     def specs(self, function: str) -> list[RouteSpec]:

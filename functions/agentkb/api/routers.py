@@ -35,9 +35,10 @@ def _ingest() -> list[Routes]:
     from agentkb.api.routes import knowledge as knowledge_routes
     from agentkb.api.routes import memory as memory_routes
     from agentkb.api.routes import ob1 as ob1_routes
+    from agentkb.api.routes import principals as principal_routes
 
     return [ingest_routes.routes, knowledge_routes.routes, memory_routes.routes, graph_routes.ingest_routes,
-            ob1_routes.routes]
+            ob1_routes.routes, principal_routes.routes]
 
 
 def _recall() -> list[Routes]:

@@ -19,6 +19,7 @@ from agentkb.cli import data as data_cli
 from agentkb.cli import docs as docs_cli
 from agentkb.cli import graph as graph_cli
 from agentkb.cli import memory as memory_cli
+from agentkb.cli import portability as portability_cli
 from agentkb.cli import search as search_cli
 from agentkb.cli import snapshot as snapshot_cli
 from agentkb.cli.io import CliError, CliParser, one_line, quiet_closed_stdout, validation_message
@@ -132,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     keys = sub.add_parser("keys", help="API keys").add_subparsers(dest="keys_command", required=True)
     create = keys.add_parser("create", parents=[common], help="create an API key (printed once)")
     create.add_argument("--workspace", action="append", required=True, help="workspace the key reaches (repeatable)")
-    create.add_argument("--scope", action="append", required=True, choices=["api:read", "api:write"],
+    create.add_argument("--scope", action="append", required=True, choices=["api:read", "api:write", "api:admin"],
                         help="what the key may do (repeatable)")
     create.add_argument("--principal", help="who the key acts as (default: a generated id)")
     data_cli.add_output_options(create)
@@ -148,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     data_cli.add_output_options(kb_create)
     kb_create.set_defaults(func=_cmd_kb_create, fields=KB_CREATE_FIELDS)
     data_cli.add_kb_commands(kb, common)
+    portability_cli.add_kb_reindex(kb, common)
     data_cli.add_key_commands(keys, common)
     docs_cli.register(sub, common)
     search_cli.register(sub, common)
@@ -169,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_server_options(demo, "the printed curls call")
     demo.set_defaults(func=_cmd_demo)
 
-    for group in (graph_cli, snapshot_cli, memory_cli, mcp_cli):
+    for group in (graph_cli, snapshot_cli, memory_cli, portability_cli, mcp_cli):
         group.register(sub)
     return parser
 

@@ -21,6 +21,10 @@ class KeyStore(Protocol):
         """Mark the key revoked (it answers 401 from the next request on); False when there is no such key."""
         ...
 
+    def delete_key(self, key_id: str) -> bool:
+        """Remove the key's record entirely (forget a principal: it answers 401 at once); False when there is none."""
+        ...
+
 
 class SecretStore(Protocol):
     def key_pepper(self) -> bytes: ...

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar,
 
 if TYPE_CHECKING:
     from agentkb.ports.access import KeyStore, RateLimiter, SecretStore
+    from agentkb.ports.archive import WorkspaceArchive
     from agentkb.ports.catalog import Catalog
     from agentkb.ports.embedding import Embedder, EmbeddingCache, Reranker, Tokenizer
     from agentkb.ports.graph import GraphStore
@@ -90,6 +91,7 @@ class PortSet:
     deadline: Port[InvocationDeadline] = Port()
     indexing_queue: Port[IndexingQueue] = Port()  # big documents accepted with 202, indexed in the background
     traces: Port[RecallTraceStore] = Port()
+    archive: Port[WorkspaceArchive] = Port()  # export / import: a workspace's records by id (issue 25)
 
 
 def declared_ports() -> list[Port[Any]]:

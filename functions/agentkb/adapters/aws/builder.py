@@ -17,6 +17,7 @@ from agentkb.ports.bundle import PortSet, builds
 
 if TYPE_CHECKING:
     from agentkb.adapters.aws.bedrock import BedrockEmbedder, BedrockReranker
+    from agentkb.adapters.aws.dynamodb.archive import AwsWorkspaceArchive
     from agentkb.adapters.aws.dynamodb.catalog import DynamoDbCatalog
     from agentkb.adapters.aws.dynamodb.embedding_cache import DynamoDbEmbeddingCache
     from agentkb.adapters.aws.dynamodb.graph.store import DynamoDbGraphStore
@@ -188,3 +189,16 @@ class AwsBuilder:
         from agentkb.adapters.aws.dynamodb.traces import DynamoDbRecallTraceStore
 
         return DynamoDbRecallTraceStore(self.client("dynamodb"), self._required("memory_table"))
+
+    @builds(PortSet.archive)
+    def archive(self, ports: Ports) -> AwsWorkspaceArchive:
+        """Export / import (issue 25): memory and snapshot tables, chunks from the collection's indexes."""
+        from agentkb.adapters.aws.dynamodb.archive import AwsWorkspaceArchive
+        from agentkb.adapters.aws.dynamodb.tables import DynamoDbTable
+        from agentkb.adapters.aws.opensearch.archive_chunks import OpenSearchChunkReader
+
+        dynamodb = self.client("dynamodb")
+        chunks = OpenSearchChunkReader(self.opensearch, self.settings.opensearch_index_prefix)
+        return AwsWorkspaceArchive(DynamoDbTable(dynamodb, self._required("memory_table"), store="memory"),
+                                   DynamoDbTable(dynamodb, self._required("snapshot_table"), store="snapshot"),
+                                   chunks, getattr(ports.memories, "sync", None))

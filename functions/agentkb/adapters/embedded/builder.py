@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from agentkb.adapters.embedded.basics import LocalObjectReader, NoDeadline, UnavailableReranker
     from agentkb.adapters.embedded.embedder import LocalEmbedder, WordPieceTokenizer
     from agentkb.adapters.embedded.index import SqliteIndex
+    from agentkb.adapters.embedded.sqlite.archive import SqliteWorkspaceArchive
     from agentkb.adapters.embedded.sqlite.catalog import SqliteCatalog
     from agentkb.adapters.embedded.sqlite.db import Database
     from agentkb.adapters.embedded.sqlite.embedding_cache import SqliteEmbeddingCache
@@ -160,3 +161,9 @@ class EmbeddedBuilder:
         from agentkb.adapters.embedded.sqlite.traces import SqliteRecallTraceStore
 
         return SqliteRecallTraceStore(self.database)
+
+    @builds(PortSet.archive)
+    def archive(self, ports: Ports) -> SqliteWorkspaceArchive:
+        from agentkb.adapters.embedded.sqlite.archive import SqliteWorkspaceArchive
+
+        return SqliteWorkspaceArchive(self.database)

@@ -12,7 +12,7 @@ from agentkb.models.domain import ApiKeyRecord, Principal
 from agentkb.ports.access import KeyStore, SecretStore
 
 KEY_PREFIX = "akb"
-SCOPES = frozenset({"api:read", "api:write"})
+SCOPES = frozenset({"api:read", "api:write", "api:admin"})
 
 
 def hash_key(pepper: bytes, key: str) -> str:

@@ -65,6 +65,17 @@ class DynamoDbKeyStore:
             raise store_failure(exc, store="keys") from exc
         return True
 
+    def delete_key(self, key_id: str) -> bool:
+        """The key's item gone (forget a principal); False when there was none."""
+        try:
+            self._client().delete_item(TableName=self.table, Key=key(f"KEY#{key_id}", "#KEY"),
+                                       ConditionExpression="attribute_exists(pk)")
+        except Exception as exc:
+            if is_conditional_failure(exc):
+                return False
+            raise store_failure(exc, store="keys") from exc
+        return True
+
 
 def _key(key_id: str, item: dict[str, Any]) -> ApiKeyRecord:
     return ApiKeyRecord(key_id, get_s(item, "key_hash") or "", get_s(item, "principal") or key_id,

@@ -59,6 +59,10 @@ class SqliteKeyStore:
         with self.db.transaction() as conn:
             return conn.execute("UPDATE api_keys SET revoked = 1 WHERE key_id = ?", (key_id,)).rowcount > 0
 
+    def delete_key(self, key_id: str) -> bool:
+        with self.db.transaction() as conn:
+            return conn.execute("DELETE FROM api_keys WHERE key_id = ?", (key_id,)).rowcount > 0
+
 
 def _key(row: sqlite3.Row) -> ApiKeyRecord:
     return ApiKeyRecord(row["key_id"], row["key_hash"], row["principal"], tuple(json.loads(row["workspaces"])),

@@ -1,0 +1,156 @@
+"""Embedded WorkspaceArchive (ports/archive.py): a workspace's chunks, memory revisions and traces, read in id
+order and written back under their own ids, in the one SQLite database."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from agentkb.adapters.embedded.sqlite import catalog, snapshot, traces
+from agentkb.adapters.embedded.sqlite.db import Database
+from agentkb.adapters.embedded.sqlite.memory import store
+from agentkb.adapters.embedded.sqlite.memory.details import detail_sql, to_detail
+from agentkb.errors import Conflict
+from agentkb.models.domain import Chunk, KnowledgeBase
+from agentkb.models.memory.api import VISIBILITY_RANK, IdempotencyRecord
+from agentkb.models.recall.trace import decode_trace, encode_trace
+from agentkb.ports.archive import ArchivedMemory, ArchivedTrace
+
+_MEMORY_COLUMNS = ("id, workspace_id, project_id, visibility, vis_rank, owner_id, channel_id, type, name, description,"
+                   " body, confirmed, stale, superseded, supersedes, revision, valid_until, sensitivity, source,"
+                   " request_hash, created_at, updated_at, entity_ids, relation_count, name_key")
+_PAGE = 200
+_TABLES = (catalog, snapshot, traces, store)  # the modules that register the tables read here (db.register_schema)
+
+
+def _chunk(row: sqlite3.Row) -> Chunk:
+    blob = row["embedding"]
+    return Chunk(row["id"], row["document_id"], int(row["chunk_index"]), row["content"], int(row["token_count"]),
+                 row["content_hash"], np.frombuffer(blob, dtype=np.float32).tolist() if blob else None,
+                 tuple(json.loads(row["pages"])) if row["pages"] else (), row["context"], bool(row["secret"]))
+
+
+class SqliteWorkspaceArchive:
+    """WorkspaceArchive port on the embedded database."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def document_chunks(self, kb: KnowledgeBase, document_id: str) -> list[Chunk]:
+        rows = self.db.connection().execute(
+            "SELECT id, document_id, chunk_index, content, token_count, content_hash, embedding, pages, context,"
+            " secret FROM chunks WHERE knowledge_base_id = ? AND document_id = ? ORDER BY chunk_index",
+            (kb.id, document_id))
+        return [_chunk(row) for row in rows]
+
+    def memories(self, workspace_id: str, after_id: int, limit: int) -> list[ArchivedMemory]:
+        conn = self.db.connection()
+        rows = conn.execute(f"{detail_sql()} WHERE m.workspace_id = ? AND m.id > ? ORDER BY m.id LIMIT ?",
+                            (workspace_id, after_id, limit)).fetchall()
+        ids = [int(r["id"]) for r in rows]
+        marks = ",".join("?" * len(ids))
+        vectors = {int(r[0]): np.frombuffer(r[1], dtype=np.float32).tolist() for r in conn.execute(
+            f"SELECT id, embedding FROM memory_vectors WHERE id IN ({marks})", ids)}
+        keys: dict[int, list[IdempotencyRecord]] = {}
+        for r in conn.execute(f"SELECT memory_id, principal, key, body_hash FROM memory_idempotency WHERE"
+                              f" workspace_id = ? AND memory_id IN ({marks}) ORDER BY principal, key",
+                              (workspace_id, *ids)):
+            keys.setdefault(int(r[0]), []).append(IdempotencyRecord(r[1], r[2], r[3]))
+        return [ArchivedMemory(to_detail(r), r["request_hash"], vectors.get(int(r["id"]), []),
+                               tuple(keys.get(int(r["id"]), ()))) for r in rows]
+
+    def put_memories(self, workspace_id: str, memories: Sequence[ArchivedMemory]) -> int:
+        if not memories:
+            return 0
+        with self.db.transaction() as conn:
+            ids = [m.detail.memory_id for m in memories]
+            held = {int(r[0]): r[1] for r in conn.execute(
+                f"SELECT id, workspace_id FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids)}
+            foreign = sorted(i for i, ws in held.items() if ws != workspace_id)
+            if foreign:
+                raise Conflict("Memory ids of the archive are held by another workspace of this engine; import "
+                               "into an empty engine", details={"memoryIds": foreign[:10]})
+            fresh = [m for m in memories if m.detail.memory_id not in held]
+            for memory in fresh:
+                _insert_memory(conn, workspace_id, memory)
+            if fresh:
+                for table, column in (("memory_meta", "version"), ("memory_rewrites", "rewrites")):
+                    conn.execute(f"INSERT INTO {table} (workspace_id, {column}) VALUES (?, 1) ON CONFLICT"
+                                 f" (workspace_id) DO UPDATE SET {column} = {column} + 1", (workspace_id,))
+        return len(fresh)
+
+    def snapshot_ids(self, workspace_id: str) -> Iterator[str]:
+        after = ""
+        while page := [r[0] for r in self.db.connection().execute(
+                "SELECT snapshot_id FROM snapshots WHERE workspace_id = ? AND snapshot_id > ? ORDER BY snapshot_id"
+                " LIMIT ?", (workspace_id, after, _PAGE))]:
+            yield from page
+            after = page[-1]
+
+    def traces(self, workspace_id: str) -> Iterator[ArchivedTrace]:
+        conn, after = self.db.connection(), ""
+        while rows := conn.execute("SELECT request_id, trace FROM recall_traces WHERE workspace_id = ? AND"
+                                   " request_id > ? ORDER BY request_id LIMIT ?",
+                                   (workspace_id, after, _PAGE)).fetchall():
+            for request_id, text in rows:
+                usage = tuple((int(r[0]), bool(r[1]), float(r[2])) for r in conn.execute(
+                    "SELECT memory_id, used, at FROM recall_usage WHERE request_id = ? ORDER BY memory_id",
+                    (request_id,)))
+                yield ArchivedTrace(decode_trace(text), usage)
+            after = rows[-1][0]
+
+    def put_traces(self, traces: Sequence[ArchivedTrace]) -> int:
+        new = 0
+        with self.db.transaction() as conn:
+            for archived in traces:
+                t = archived.trace
+                cur = conn.execute("INSERT OR IGNORE INTO recall_traces VALUES (?, ?, ?, ?)",
+                                   (t.request_id, t.workspace_id, t.created_at, encode_trace(t)))
+                if cur.rowcount:
+                    new += 1
+                    conn.executemany("INSERT OR IGNORE INTO recall_usage VALUES (?, ?, ?, ?, ?)",
+                                     [(t.request_id, m, t.workspace_id, int(used), at) for m, used, at in
+                                      archived.usage])
+        return new
+
+    def owned_memories(self, workspace_id: str, owner_id: str) -> list[int]:
+        return [int(r[0]) for r in self.db.connection().execute(
+            "SELECT id FROM memories WHERE workspace_id = ? AND visibility = 'personal' AND owner_id = ? ORDER BY id",
+            (workspace_id, owner_id))]
+
+    def forget_principal(self, workspace_id: str, principal_id: str) -> dict[str, int]:
+        with self.db.transaction() as conn:
+            traces = [r[0] for r in conn.execute(
+                "SELECT request_id FROM recall_traces WHERE workspace_id = ? AND"
+                " json_extract(trace, '$.principal_id') = ?", (workspace_id, principal_id))]
+            usage = 0
+            for start in range(0, len(traces), _PAGE):
+                marks = ",".join("?" * len(traces[start:start + _PAGE]))
+                usage += conn.execute(f"DELETE FROM recall_usage WHERE request_id IN ({marks})",
+                                      traces[start:start + _PAGE]).rowcount
+                conn.execute(f"DELETE FROM recall_traces WHERE request_id IN ({marks})", traces[start:start + _PAGE])
+            keys = conn.execute("DELETE FROM memory_idempotency WHERE workspace_id = ? AND principal = ?",
+                                (workspace_id, principal_id)).rowcount
+        return {"traces": len(traces), "usage_events": usage, "idempotency_keys": keys}
+
+
+def _insert_memory(conn: sqlite3.Connection, workspace_id: str, memory: ArchivedMemory) -> None:
+    d = memory.detail
+    conn.execute(
+        f"INSERT INTO memories ({_MEMORY_COLUMNS}) VALUES ({','.join('?' * 25)})",
+        (d.memory_id, workspace_id, d.project_id, d.visibility, VISIBILITY_RANK[d.visibility], d.owner_id,
+         d.channel_id, d.type, d.name, d.description, d.body, int(d.confirmed), int(d.stale), int(d.superseded),
+         d.supersedes, d.revision, d.valid_until, d.sensitivity, d.source, memory.request_hash, d.created_at,
+         d.updated_at, json.dumps(list(d.entity_ids)), d.relation_count, d.name_key))
+    conn.execute("INSERT INTO memory_vectors (id, workspace_id, embedding) VALUES (?, ?, ?)",
+                 (d.memory_id, workspace_id, np.asarray(memory.embedding, dtype=np.float32).tobytes()))
+    conn.executemany("INSERT OR IGNORE INTO memory_entities VALUES (?, ?, ?)",
+                     [(workspace_id, e, d.memory_id) for e in d.entity_ids])
+    if d.labels or d.extra:
+        conn.execute("INSERT INTO memory_annotations VALUES (?, ?, ?, ?)",
+                     (d.memory_id, workspace_id, json.dumps(dict(d.labels)), json.dumps(dict(d.extra))))
+    conn.executemany("INSERT OR IGNORE INTO memory_idempotency VALUES (?, ?, ?, ?, ?)",
+                     [(workspace_id, k.principal, k.key, k.body_hash, d.memory_id) for k in memory.idempotency])

@@ -1,0 +1,122 @@
+"""`agentkb export`: every record of a workspace, read through the ports page by page, written as one archive.
+
+Memory stays flat with the workspace's size: documents, memories, snapshots and traces are read a page at a time
+and written as they come (the graph is read whole, as GraphStore.export reads it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from agentkb.errors import NotFound
+from agentkb.models.domain import KnowledgeBase
+from agentkb.models.graph.records import RelationRecord
+from agentkb.services.portability import records as rec
+from agentkb.services.portability.archive_file import ArchiveWriter
+from agentkb.services.portability.records import Record
+
+if TYPE_CHECKING:
+    from agentkb.composition import Ports
+
+PAGE = 200
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    workspace_id: str
+    kb_names: tuple[str, ...] = ()  # empty: every knowledge base of the workspace
+
+
+def workspace_records(ports: Ports, request: ExportRequest) -> Iterator[tuple[str, Record]]:
+    """(section, record) of everything the workspace holds, in archive order."""
+    ws = request.workspace_id
+    for kb in select_kbs(ports, request):
+        yield "knowledge_bases", rec.kb_record(kb)
+        yield from _documents(ports, kb)
+    yield from _memories(ports, ws)
+    yield from _graph(ports, ws)
+    yield from _snapshots(ports, ws)
+    yield from _paged_traces(ports, ws)
+    for key in ports.keys.list_keys():
+        if ws in key.workspaces:
+            yield "keys", rec.key_record(key)
+
+
+def select_kbs(ports: Ports, request: ExportRequest) -> list[KnowledgeBase]:
+    kbs = sorted(ports.catalog.list_knowledge_bases(request.workspace_id), key=lambda kb: kb.id)
+    if not request.kb_names:
+        return kbs
+    by_name = {kb.name: kb for kb in kbs} | {kb.id: kb for kb in kbs}
+    missing = [name for name in request.kb_names if name not in by_name]
+    if missing:
+        raise NotFound(f"No knowledge base {missing[0]!r} in workspace {request.workspace_id!r}")
+    chosen = {by_name[name].id: by_name[name] for name in request.kb_names}
+    return [chosen[kb_id] for kb_id in sorted(chosen)]
+
+
+def _documents(ports: Ports, kb: KnowledgeBase) -> Iterator[tuple[str, Record]]:
+    cursor: str | None = None
+    while True:
+        page, cursor = ports.catalog.list_documents(kb.id, PAGE, cursor)
+        for document in page:
+            yield "documents", rec.document_record(document, ports.catalog.document_content(kb.id, document.id))
+            for chunk in ports.archive.document_chunks(kb, document.id):
+                yield "chunks", rec.chunk_record(chunk)
+        if cursor is None:
+            return
+
+
+def _memories(ports: Ports, ws: str) -> Iterator[tuple[str, Record]]:
+    after = 0
+    while page := ports.archive.memories(ws, after, PAGE):
+        for memory in page:
+            yield "memories", rec.memory_record(memory)
+        after = page[-1].detail.memory_id
+
+
+def _graph(ports: Ports, ws: str) -> Iterator[tuple[str, Record]]:
+    entity_docs, relations, proof_docs = ports.graph.export(ws)
+    entity_ids = [str(json.loads(doc)["id"]) for doc in entity_docs]
+    for start in range(0, len(entity_ids), PAGE):
+        for entity in sorted(ports.graph.entities(ws, entity_ids[start:start + PAGE]), key=lambda e: e.id):
+            yield "graph_entities", rec.entity_record(entity)
+    for relation in sorted(relations, key=lambda r: r.id):
+        yield "graph_relations", _relation(relation)
+    proof_ids = [str(json.loads(doc)["id"]) for doc in proof_docs]
+    for start in range(0, len(proof_ids), PAGE):
+        for proof in sorted(ports.graph.proofs(ws, proof_ids[start:start + PAGE]), key=lambda p: p.id):
+            yield "graph_proofs", asdict(proof)
+
+
+def _relation(relation: RelationRecord) -> Record:
+    out = asdict(relation)
+    out["proof_ids"] = list(relation.proof_ids)
+    return out
+
+
+def _snapshots(ports: Ports, ws: str) -> Iterator[tuple[str, Record]]:
+    for snapshot_id in ports.archive.snapshot_ids(ws):
+        snapshot = ports.snapshots.get(snapshot_id)
+        if snapshot is not None:
+            yield "snapshots", rec.snapshot_record(snapshot)
+
+
+def _paged_traces(ports: Ports, ws: str) -> Iterator[tuple[str, Record]]:
+    for trace in ports.archive.traces(ws):
+        yield "traces", rec.trace_record(trace)
+
+
+def export_workspace(ports: Ports, request: ExportRequest, writer_out: Any,
+                     engine: str, sections: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Write the archive of the workspace to `writer_out`; returns its manifest."""
+    writer = ArchiveWriter(writer_out, {"workspace": request.workspace_id, "engine": engine,
+                                        "knowledge_bases": list(request.kb_names),  # memories are embedded by it:
+                                        "embedder": {"model": ports.embedder.model_id,
+                                                     "dimension": ports.embedder.dimension}})
+    for section, record in workspace_records(ports, request):
+        if sections is None or section in sections:
+            writer.write(section, record)
+    return writer.finish()

@@ -1,0 +1,120 @@
+"""`agentkb import`: verify an archive against its manifest, write it through the target's ports, verify again.
+
+1. One pass over the file checks every section's count and digests against the manifest: a damaged or truncated
+   archive fails before anything is written.
+2. A second pass writes each record by id (sinks.py): present records are skipped, so a re-run after a crash
+   finishes the job and a second import of the same archive writes nothing.
+3. The target workspace is read back as an export would read it and its digests compared with the manifest (the
+   content digests, without vectors, for re-embedded sections). When the target held nothing before, a mismatch
+   fails the import loudly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentkb.errors import DomainError
+from agentkb.services.portability.archive_file import SECTIONS, ArchiveReader, Digests, verify_file
+from agentkb.services.portability.export import ExportRequest, workspace_records
+from agentkb.services.portability.sinks import DocumentSink, RecordSink, Tally
+
+if TYPE_CHECKING:
+    from agentkb.composition import Ports
+
+NOT_IMPORTED = ("keys",)  # key metadata travels for the record; a key cannot be recreated without its secret
+DOCUMENT_SECTIONS = ("knowledge_bases", "documents", "chunks")
+
+
+class ImportMismatch(DomainError):
+    """The target, read back after the import, does not hold what the archive's manifest says."""
+
+    code, http_status, default_message = "IMPORT_MISMATCH", 500, "The imported workspace does not match the archive"
+
+
+@dataclass
+class ImportReport:
+    workspace_id: str
+    source_workspace_id: str
+    tally: Tally
+    manifest: dict[str, Any]
+    readback: dict[str, Any] = field(default_factory=dict)
+    verified: list[str] = field(default_factory=list)
+    target_was_empty: bool = True
+
+    @property
+    def changed(self) -> bool:
+        return any(self.tally.written.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        sections = {name: {"archive": self.manifest[name]["count"], "written": self.tally.written.get(name, 0),
+                           "present": self.tally.present.get(name, 0),
+                           "sha256": self.readback.get(name, {}).get("sha256"),
+                           "verified": name in self.verified} for name in SECTIONS}
+        return {"workspaceId": self.workspace_id, "sourceWorkspaceId": self.source_workspace_id,
+                "changed": self.changed, "reembeddedChunks": self.tally.reembedded,
+                "reembeddedMemories": self.tally.reembedded_memories,
+                "targetWasEmpty": self.target_was_empty, "sections": sections}
+
+
+def import_archive(ports: Ports, path: Path, workspace_id: str | None = None,
+                   progress: Callable[[int, int], None] | None = None) -> ImportReport:
+    header, manifest = verify_file(path)
+    source = str(header["workspace"])
+    ws = workspace_id or source
+    report = ImportReport(ws, source, Tally(), manifest, target_was_empty=_empty(ports, ws))
+    total = int(manifest["chunks"]["count"])
+    docs = DocumentSink(ports, ws, report.tally, lambda n: progress(n, total) if progress else None)
+    others = RecordSink(ports, ws, report.tally, _memory_profile_differs(ports, header))
+    for section, record in ArchiveReader(path).records():
+        if section == "knowledge_bases":
+            docs.close_document()
+            docs.knowledge_base(record)
+        elif section == "documents":
+            docs.document(record)
+        elif section == "chunks":
+            docs.chunk(record)
+        else:
+            docs.finish()
+            others.add(section, record)
+    docs.finish()
+    others.finish()
+    _verify(ports, report, tuple(header.get("knowledge_bases") or ()), bool(docs.reembed),
+            others.reembed_memories or report.tally.reembedded_memories > 0)
+    return report
+
+
+def _memory_profile_differs(ports: Ports, header: dict[str, Any]) -> bool:
+    source = header.get("embedder") or {}
+    return (source.get("model"), source.get("dimension")) != (ports.embedder.model_id, ports.embedder.dimension)
+
+
+def _empty(ports: Ports, ws: str) -> bool:
+    return not (ports.catalog.list_knowledge_bases(ws) or ports.archive.memories(ws, 0, 1)
+                or next(iter(ports.archive.snapshot_ids(ws)), None) or next(iter(ports.archive.traces(ws)), None))
+
+
+def _verify(ports: Ports, report: ImportReport, kb_names: tuple[str, ...], reembedded: bool,
+            memories_reembedded: bool) -> None:
+    digests = Digests()
+    request = ExportRequest(report.workspace_id, kb_names)
+    for section, record in workspace_records(ports, request):
+        digests.add(section, record)
+    report.readback = digests.manifest()
+    wrong = []
+    for name in SECTIONS:
+        if name in NOT_IMPORTED:
+            continue
+        vectors_changed = (reembedded and name in DOCUMENT_SECTIONS) or (memories_reembedded and name == "memories")
+        key = "content_sha256" if vectors_changed else "sha256"
+        archive, target = report.manifest[name], report.readback[name]
+        if (archive["count"], archive[key]) == (target["count"], target[key]):
+            report.verified.append(name)
+        else:
+            wrong.append(name)
+    if wrong and report.target_was_empty:
+        raise ImportMismatch("The imported workspace does not match the archive", details=[
+            {"path": name, "message": f"archive {report.manifest[name]}, target {report.readback[name]}"}
+            for name in wrong])
