@@ -20,7 +20,7 @@ from agentkb.ports.memory import MemoryStore
 RRF_K = 60
 VECTOR_WEIGHT = 1.0
 LEXICAL_WEIGHT = 1.0
-VECTOR_POOL, LEXICAL_POOL = 2, 2  # candidates each leg ranks, per returned item
+VECTOR_DEPTH, LEXICAL_DEPTH = 2, 2  # candidates each leg ranks, per returned item (README Decisions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,14 +39,23 @@ def rrf(ranks: Mapping[str, int | None], weights: Mapping[str, float], k: int | 
     return sum(weights[leg] / (k + rank) for leg, rank in ranks.items() if rank is not None) / full
 
 
+def ranks(hits: Sequence[tuple[int, float]]) -> dict[int, int]:
+    """Competition ranks of one leg's (memory_id, score) hits: scores equal to 6 significant digits share a rank
+    (float noise differs between engines; equal texts must tie), so such ties break by memory id after fusion."""
+    keyed = sorted((-float(f"{score:.6g}"), mid) for mid, score in hits)
+    out: dict[int, int] = {}
+    for position, (score, mid) in enumerate(keyed, start=1):
+        out[mid] = out[keyed[position - 2][1]] if position > 1 and keyed[position - 2][0] == score else position
+    return out
+
+
 def fuse(vector: Sequence[tuple[int, float]], lexical: Sequence[tuple[int, float]],
          similarities: Mapping[int, float], boosts: Mapping[int, float] | None = None,
          weights: Mapping[str, float] | None = None, k: int | None = None) -> list[DirectHit]:
     """The union of both ranked legs, best fused relevance (+ boosts) first, then memory id."""
     weights = weights or {"vector": VECTOR_WEIGHT, "lexical": LEXICAL_WEIGHT}
     boosts = boosts or {}
-    vector_rank = {mid: rank for rank, (mid, _) in enumerate(vector, start=1)}
-    lexical_rank = {mid: rank for rank, (mid, _) in enumerate(lexical, start=1)}
+    vector_rank, lexical_rank = ranks(vector), ranks(lexical)
     cosine = {**similarities, **dict(vector)}
     hits = [DirectHit(mid, cosine.get(mid, 0.0),
                       rrf({"vector": vector_rank.get(mid), "lexical": lexical_rank.get(mid)}, weights, k),
@@ -58,10 +67,11 @@ def fuse(vector: Sequence[tuple[int, float]], lexical: Sequence[tuple[int, float
 
 def direct_hits(store: MemoryStore, scope: RecallScope, query: str, vector: Sequence[float], k: int,
                 boosts: Mapping[int, float] | None = None) -> list[DirectHit]:
-    """Both legs over the eligible memories (VECTOR_POOL and LEXICAL_POOL times k deep), fused; lexical-only hits
-    get their true cosine."""
-    by_vector = store.vector_search(scope, vector, max(1, round(VECTOR_POOL * k)))
-    by_text = store.lexical_search(scope, query, max(1, round(LEXICAL_POOL * k)))
+    """The fused candidates of an answer of k items: both legs over the eligible memories (VECTOR_DEPTH and
+    LEXICAL_DEPTH times k deep: deeper pools let memories both legs rank low outrank either leg's best), fused;
+    lexical-only hits get their true cosine. /v1/recall, /ob1/recall and snapshots all rank through this."""
+    by_vector = store.vector_search(scope, vector, max(1, round(VECTOR_DEPTH * k)))
+    by_text = store.lexical_search(scope, query, max(1, round(LEXICAL_DEPTH * k)))
     known = {mid for mid, _ in by_vector}
     missing = [mid for mid, _ in by_text if mid not in known]
     sims = store.similarities(scope.workspace_id, missing, vector) if missing else {}
