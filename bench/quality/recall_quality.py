@@ -31,7 +31,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,7 @@ _SESSION = re.compile(r"^session_(\d+)$")
 def session_time(text: str) -> str:
     """LoCoMo's "1:56 pm on 8 May, 2023" as an RFC 3339 UTC timestamp."""
     parsed = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
-    return parsed.replace(tzinfo=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return parsed.replace(tzinfo=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def turns(conversation: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -177,10 +177,22 @@ def ob1_payload(ws: str, query: str) -> dict[str, Any]:
             "scope": {"project_only": False}, "limits": {"max_items": K, "max_tokens": 20000}}
 
 
+def recalled(path: str, ws: str, question: str, key: str) -> list[str]:
+    """The memory ids one recall path returns for a question, best first."""
+    from ingest.handler import lambda_handler as ingest_handler
+    from recall.handler import lambda_handler as recall_handler
+
+    if path == "ob1_recall":
+        answer = call(ingest_handler, "POST", "/ob1/recall", ob1_payload(ws, question), key)
+        return [m["memory_id"] for m in answer["memories"]]
+    query = {"fallback": "fts_only"} if path == "recall_fts_only" else None
+    answer = call(recall_handler, "POST", "/v1/recall", recall_payload(ws, question), key, query)
+    return [str(i["memory_id"]) for i in answer["results"]]
+
+
 def run(dataset: Path, engine: str, occurred_at: bool, speakers: bool,
         limit_questions: int | None = None) -> dict[str, Any]:
     from ingest.handler import lambda_handler as ingest_handler
-    from recall.handler import lambda_handler as recall_handler
 
     data = load(dataset)
     scores: dict[str, dict[int, list[float]]] = {p: {c: [] for c in CATEGORIES} for p in PATHS}
@@ -205,16 +217,9 @@ def run(dataset: Path, engine: str, occurred_at: bool, speakers: bool,
             for q in questions[:limit_questions]:
                 evidence = evidence_ids(q)
                 found: dict[str, list[str]] = {}
-                for path, fetch in (
-                        ("recall", lambda q=q: [str(i["memory_id"]) for i in call(
-                            recall_handler, "POST", "/v1/recall", recall_payload(ws, q["question"]), key)["results"]]),
-                        ("recall_fts_only", lambda q=q: [str(i["memory_id"]) for i in call(
-                            recall_handler, "POST", "/v1/recall", recall_payload(ws, q["question"]), key,
-                            {"fallback": "fts_only"})["results"]]),
-                        ("ob1_recall", lambda q=q: [m["memory_id"] for m in call(
-                            ingest_handler, "POST", "/ob1/recall", ob1_payload(ws, q["question"]), key)["memories"]])):
+                for path in PATHS[:-1]:
                     started = time.perf_counter()
-                    found[path] = [by_memory.get(i, "") for i in fetch()][:K]
+                    found[path] = [by_memory.get(i, "") for i in recalled(path, ws, q["question"], key)][:K]
                     timings[path].append((time.perf_counter() - started) * 1000)
                 started = time.perf_counter()
                 found["bm25"] = bm25.top(q["question"], K)
