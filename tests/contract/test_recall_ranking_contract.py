@@ -122,3 +122,16 @@ def test_fusion_ties_break_by_memory_id() -> None:
     # equal scores to 6 significant digits share a rank: float noise does not order equal texts
     hits = fuse([(3, 0.59577763), (1, 0.59577751), (2, 0.59577751)], [], {})
     assert [h.memory_id for h in hits] == [1, 2, 3]
+
+
+def test_occurred_at_is_kept_beside_created_at(ports: Any) -> None:
+    dated = MemoryRecord(**{**vars_of(record("dated", "the launch", unit(1, 0, 0, 0))),
+                            "occurred_at": "2023-05-07T00:00:00.000Z"})
+    first, second = ports.memories.insert_many([dated, record("undated", "notes", unit(0, 1, 0, 0))])
+    found = ports.memories.get_many(WS, [first, second])
+    assert found[first].occurred_at == "2023-05-07T00:00:00.000Z" and found[first].created_at == "2025-06-01T00:00:00Z"
+    assert found[second].occurred_at is None
+
+
+def vars_of(r: MemoryRecord) -> dict[str, Any]:
+    return {name: getattr(r, name) for name in r.__dataclass_fields__}

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkb.adapters.embedded.sqlite.db import Database
-from agentkb.adapters.embedded.sqlite.memory.lexical import B, K1, analyse, query_stems
+from agentkb.adapters.embedded.sqlite.memory.lexical import K1, B, analyse, query_stems
 from agentkb.adapters.embedded.sqlite.memory.store import SqliteMemoryStore
 from agentkb.models.memory.api import VISIBILITY_RANK, MemoryRecord
 from agentkb.models.memory.detail import MemoryChange
