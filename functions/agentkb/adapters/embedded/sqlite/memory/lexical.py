@@ -61,6 +61,9 @@ class _Postings:
     ids: np.ndarray  # int64, ascending: position -> memory id
     lengths: np.ndarray  # float32 [n, 3]: words per field
     terms: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # stem -> (positions, tf [m, 3])
+    # stem -> its postings' field-weighted BM25 tf parts: they depend only on this snapshot (its lengths), so each
+    # is computed once per snapshot and a query adds idf x the cached array (one pass over the postings)
+    weights: dict[str, np.ndarray] = field(default_factory=dict)
 
     def extend(self, rows: Sequence[sqlite3.Row]) -> _Postings:
         """A copy holding `rows` too (memory ids above every id held, ascending)."""
@@ -92,17 +95,24 @@ class _Postings:
         out = np.zeros(n, dtype=np.float32)
         if not n:
             return out
-        average = np.maximum(self.lengths.mean(axis=0), 1e-9)
         for stem in stems:
             posting = self.terms.get(stem)
             if posting is None:
                 continue
-            positions, tf = posting
+            positions = posting[0]
             df = len(positions)
             idf = np.float32(np.log1p((n - df + 0.5) / (df + 0.5)))
-            norm = K1 * (1 - B + B * self.lengths[positions] / average)
-            out[positions] += idf * ((tf * (K1 + 1) / (tf + norm)) @ FIELD_WEIGHTS)
+            out[positions] += idf * self._weight(stem)
         return out
+
+    def _weight(self, stem: str) -> np.ndarray:
+        cached = self.weights.get(stem)
+        if cached is None:
+            positions, tf = self.terms[stem]
+            average = np.maximum(self.lengths.mean(axis=0), 1e-9)
+            norm = K1 * (1 - B + B * self.lengths[positions] / average)
+            cached = self.weights[stem] = ((tf * (K1 + 1) / (tf + norm)) @ FIELD_WEIGHTS).astype(np.float32)
+        return cached
 
 
 EMPTY = np.zeros(0, dtype=np.int64)
