@@ -23,6 +23,7 @@ from agentkb.adapters.embedded.sqlite.memory.lexical import MemoryPostings, quer
 from agentkb.models.recall.api import MemoryView, RecallScope
 
 CHUNK = 500
+ELIGIBLE_CACHE = 16  # (scope, facets version) -> eligible ids: the legs of concurrent recalls, not a history
 
 
 @dataclass
@@ -40,6 +41,7 @@ class SqliteMemoryRecall:
         self._matrices: dict[str, _Matrix] = {}
         self._facet_cache: dict[str, Facets] = {}
         self._postings = MemoryPostings()
+        self._eligible_cache: dict[tuple[RecallScope, int], np.ndarray] = {}
         self._lock = threading.Lock()
 
     @staticmethod
@@ -82,9 +84,16 @@ class SqliteMemoryRecall:
         return int(m.vectors.shape[1]) if len(m.ids) else None
 
     def _eligible(self, conn: sqlite3.Connection, scope: RecallScope) -> np.ndarray:
-        """Ids of the eligible memories: eligibility_sql's rules as one vectorised mask over cached columns."""
+        """Ids of the eligible memories: eligibility_sql's rules as one vectorised mask over cached columns. The
+        last few answers are kept by (scope, facets version): a recall's two legs compute it once."""
         f = self._facets(conn, scope.workspace_id)
-        eligible: np.ndarray = f.ids[eligibility_mask(f, scope)]
+        key = (scope, f.version)
+        eligible = self._eligible_cache.get(key)
+        if eligible is None:
+            eligible = f.ids[eligibility_mask(f, scope)]
+            if len(self._eligible_cache) >= ELIGIBLE_CACHE:
+                self._eligible_cache.clear()
+            self._eligible_cache[key] = eligible
         return eligible
 
     def _facets(self, conn: sqlite3.Connection, ws: str) -> Facets:
