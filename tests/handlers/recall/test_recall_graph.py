@@ -26,7 +26,9 @@ def test_graph_matches_come_from_the_direct_hits_entities(rw_key: str, fake_embe
     write(rw_key, "deploy", "deploy billing service", entities={"repos": ["billing"]})
     write(rw_key, "owner", "quokka wombat", entities={"repos": ["billing"]})
     _fillers(rw_key)
-    out = recall(rw_key, query="deploy billing service", limits={"max_items": 4})
+    plain = recall(rw_key, query="deploy billing service", limits={"max_items": 4})
+    assert plain["graph_matches"] == []  # no request entity asks for a neighbourhood: direct hits only
+    out = recall(rw_key, query="deploy billing service", limits={"max_items": 4}, entities={"topics": ["ops"]})
     graph = {i["name"]: i for i in out["graph_matches"]}
     assert "owner" in graph and graph["owner"]["graph_depth"] == 0 and graph["owner"]["source"] == "graph"
     direct_ids = {i["memory_id"] for i in out["direct_matches"]}

@@ -89,13 +89,16 @@ class MemoryWriteRequest(_Strict):
     stale: StrictBool = Field(False, description="Known to be out of date.")
     valid_until: Annotated[StrictStr, Field(max_length=MAX_TIMESTAMP)] | None = Field(
         None, description="ISO 8601 date after which it expires.")
+    occurred_at: Annotated[StrictStr, Field(max_length=MAX_TIMESTAMP)] | None = Field(
+        None, description="ISO 8601 date or date-time when what it records happened (created_at is when it was "
+                          "written).")
     sensitivity: MemorySensitivity | None = Field(
         None, description="What it contains (code, customer data, private meeting data).")
     source: Annotated[StrictStr, Field(max_length=1024)] | None = Field(None, description="Where it came from.")
     idempotency_key: Annotated[StrictStr, Field(min_length=1, max_length=256)] | None = Field(
         None, description="Same key + same body = stored once.")
 
-    @field_validator("valid_until")
+    @field_validator("valid_until", "occurred_at")
     @classmethod
     def _timestamp(cls, value: str | None) -> str | None:
         if value is not None:
@@ -159,6 +162,7 @@ class MemoryItem(Model):
     relation_count: int
     created_at: str
     updated_at: str | None
+    occurred_at: str | None = None  # when what it records happened, if the writer said
 
 
 class MemoryListResponse(Model):

@@ -43,6 +43,7 @@ class MemoryFields:
     updated_at: float
     entity_ids: tuple[str, ...] = ()
     relation_count: int = 0
+    occurred_at: str | None = None  # when what it records happened (RFC 3339 UTC), if the writer said
     labels: Mapping[str, str] = field(default_factory=dict)  # flat strings a listing can filter on (OB1 statuses)
     extra: Mapping[str, Any] = field(default_factory=dict)  # any JSON kept with the memory (OB1 provenance, history)
 

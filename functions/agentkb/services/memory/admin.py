@@ -32,7 +32,7 @@ def memory_item(d: MemoryDetail) -> MemoryItem:
         supersedes=d.supersedes, valid_until=iso(d.valid_until),
         sensitivity={name: bool(d.sensitivity & bit) for name, bit in SENSITIVITY_BITS.items()},
         source=d.source, entity_ids=list(d.entity_ids), relation_count=d.relation_count, created_at=d.created_at,
-        updated_at=iso(d.updated_at))
+        updated_at=iso(d.updated_at), occurred_at=d.occurred_at)
 
 
 def encode_cursor(before_id: int | None) -> str | None:

@@ -123,5 +123,6 @@ def write_memory(request: MemoryWriteRequest, principal: Principal, deps: Memory
         valid_until=parse_timestamp(request.valid_until) if request.valid_until else None,
         sensitivity=sensitivity, source=request.source, request_hash=request_hash, created_at=_iso(now),
         updated_at=now, embedding=vector, entity_ids=tuple(dict.fromkeys(entity_ids)),
-        relation_count=len(request.relations))
+        relation_count=len(request.relations),
+        occurred_at=_iso(parse_timestamp(request.occurred_at)) if request.occurred_at else None)
     return MemoryWriteOutcome.of(201, deps.store.insert(record, idempotency))

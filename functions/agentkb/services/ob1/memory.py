@@ -106,7 +106,7 @@ def response_memory(d: MemoryDetail) -> Ob1Memory:
         memory_id=str(d.memory_id), summary=d.description or summarise(d.body), content=d.body,
         source=Ob1Source(kind="agent_memory" if x.get("origin") == ORIGIN else "memory",
                          uri=refs[0].get("uri") if refs else d.source, title=d.description or d.name,
-                         timestamp=d.created_at),
+                         timestamp=d.occurred_at or d.created_at),
         provenance=Ob1ProvenanceOut(status=state.provenance_status, confidence=state.confidence,
                                     created_by=state.created_by, model=x.get("model"), runtime=runtime.get("name")),
         scope=Ob1ScopeOut(workspace_id=d.workspace_id, project_id=d.project_id, channel_id=d.channel_id,

@@ -29,10 +29,11 @@ from agentkb.services.memory.graph_links import seed_entities
 from agentkb.services.ob1.memory import policy_score, response_memory, state_of, use_policy
 from agentkb.services.ob1.writeback import response_family
 from agentkb.services.recall.embed import embed_query_bounded
+from agentkb.services.recall.hybrid import direct_hits
 from agentkb.services.recall.service import ranking_boosts
 from agentkb.services.recall.usage_feedback import feedback_reader
 
-POOL_FACTOR, MIN_POOL = 4, 20  # candidates scored per answer slot: policy can reorder beyond the top k by similarity
+POOL_FACTOR, MIN_POOL = 4, 20  # lexical candidates scored per answer slot when the embedding is unavailable
 DAY_S = 86_400
 
 
@@ -66,19 +67,21 @@ def ob1_scope(request: Ob1RecallRequest, principal: Principal, now: float) -> Re
         since=now - days * DAY_S if days else None, allowed_sensitivity=allowed)
 
 
-def _candidates(request: Ob1RecallRequest, scope: RecallScope, deps: Ob1RecallDeps, pool: int,
-                boosts: dict[int, float]) -> tuple[list[tuple[int, float]], str | None]:
-    """(memory id, similarity) of the eligible candidates; lexical relevance when the embedding is unavailable."""
+def _candidates(request: Ob1RecallRequest, scope: RecallScope, deps: Ob1RecallDeps, k: int,
+                boosts: dict[int, float]) -> tuple[list[tuple[int, float, float]], str | None]:
+    """(memory id, similarity, relevance) of the eligible candidates: the hybrid direct leg of /v1/recall (fused
+    relevance, true cosine), or lexical relevance alone when the embedding is unavailable."""
     try:
         vector = embed_query_bounded(deps.embedder, request.query, deps.embed_timeout_s)
         stored = deps.store.vector_dimension(scope.workspace_id)
         if stored is not None and stored != len(vector):
             raise EmbeddingUnavailable("query and stored embeddings differ", code="backend_mismatch")
     except EmbeddingUnavailable as exc:
-        hits = deps.store.lexical_search(scope, request.query, pool)
+        hits = deps.store.lexical_search(scope, request.query, max(POOL_FACTOR * k, MIN_POOL))
         top = max((s for _, s in hits), default=0.0) or 1.0
-        return [(mid, s / top) for mid, s in hits], exc.code
-    return deps.store.vector_search(scope, vector, pool, boosts), None
+        return [(mid, s / top, s / top) for mid, s in hits], exc.code
+    return [(h.memory_id, h.similarity, h.relevance) for h in direct_hits(
+        deps.store, scope, request.query, vector, k, boosts)], None
 
 
 def _within_budget(deps: Ob1RecallDeps, ranked: list[MemoryDetail], max_tokens: int) -> list[MemoryDetail]:
@@ -105,11 +108,11 @@ def ob1_recall(request: Ob1RecallRequest, principal: Principal, deps: Ob1RecallD
     lifted = {mid for mid, _ in deps.store.linked_memories(scope, entity_ids, 10 * k)} if entity_ids else set()
     feedback = feedback_reader(deps.traces)(scope.workspace_id, now)
     boosts = ranking_boosts(lifted, feedback)
-    hits, degraded = _candidates(request, scope, deps, max(POOL_FACTOR * k, MIN_POOL), boosts)
-    details = deps.store.get_many(scope.workspace_id, [mid for mid, _ in hits], principal.id)
+    hits, degraded = _candidates(request, scope, deps, k, boosts)
+    details = deps.store.get_many(scope.workspace_id, [mid for mid, _, _ in hits], principal.id)
     # Scores equal to 1e-6 tie (float noise differs between engines): ties break by memory id.
-    scored = sorted(((sim + boosts.get(mid, 0.0) + policy_score(state_of(details[mid])), mid, sim)
-                     for mid, sim in hits if mid in details), key=lambda c: (-round(c[0], 6), c[1]))
+    scored = sorted(((relevance + boosts.get(mid, 0.0) + policy_score(state_of(details[mid])), mid, sim)
+                     for mid, sim, relevance in hits if mid in details), key=lambda c: (-round(c[0], 6), c[1]))
     returned = _within_budget(deps, [details[mid] for _, mid, _ in scored[:k]], request.limits.max_tokens)
     ranks = {d.memory_id: position for position, d in enumerate(returned, start=1)}
     trace = RecallTrace(

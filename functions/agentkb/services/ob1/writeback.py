@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from agentkb.errors import BadRequest, Conflict, DependencyError, NotFound, ServiceUnavailable
 from agentkb.models.domain import Principal
-from agentkb.models.memory.api import ENTITY_KINDS, MemoryRecord
+from agentkb.models.memory.api import ENTITY_KINDS, MemoryRecord, parse_timestamp
 from agentkb.models.memory.detail import MemoryDetail, MemoryListQuery
-from agentkb.models.ob1.api import MAX_WRITEBACK_ROWS, Ob1WritebackRequest
+from agentkb.models.ob1.api import MAX_WRITEBACK_ROWS, Ob1SourceRef, Ob1WritebackRequest
 from agentkb.models.ob1.responses import Ob1WritebackResponse
 from agentkb.ports.memory import MemoryStore
 from agentkb.services.memory.firewall import scan_payload
@@ -31,6 +32,16 @@ ROW_FIELDS = (("decisions", "decision"), ("outputs", "output"), ("lessons", "les
 DAY_S = 86_400
 RETRY_AFTER_S = 5
 
+
+
+def source_time(refs: Sequence[Ob1SourceRef]) -> str | None:
+    """OB1's `source_refs[0].timestamp` as the memory's occurred_at (RFC 3339 UTC); OB1 accepts any string there,
+    so one that is not an ISO 8601 date or date-time says no time."""
+    stamp = refs[0].timestamp if refs else None
+    try:
+        return iso(parse_timestamp(stamp)) if stamp else None
+    except ValueError:
+        return None
 
 def response_family(schema_version: str, kind: str) -> str:
     """The response schema version in the request's family (`openclaw` alias or runtime-neutral)."""
@@ -161,7 +172,8 @@ def _store(request: Ob1WritebackRequest, principal: Principal, deps: MemoryDeps,
             valid_until=now + expiry_days * DAY_S if expiry_days else None, sensitivity=0,
             source=request.source_refs[0].uri if request.source_refs else None,
             request_hash=hashlib.sha256(text.encode()).hexdigest(), created_at=iso(now) or "", updated_at=now,
-            embedding=vector, entity_ids=entity_ids, labels=labels_of(extra, kind), extra=extra))
+            embedding=vector, entity_ids=entity_ids, labels=labels_of(extra, kind), extra=extra,
+            occurred_at=source_time(request.source_refs)))
     try:
         stored = deps.store.insert_batch(records)
     except Conflict:  # the same key was written concurrently: its answer is ours

@@ -1,8 +1,10 @@
-"""Recall (`POST /v1/recall`): eligible memories by vector KNN plus graph neighbours, under a token budget.
+"""Recall (`POST /v1/recall`): eligible memories by hybrid direct match plus graph neighbours, under a token budget.
 
-Every request field changes the answer: scope and sensitivity and recency select the eligible rows inside the
-store's queries, entities seed the graph leg and lift linked memories, max_items is k and max_tokens a hard
-budget. When the query embedding fails the answer degrades to FTS5 alone (or a 503 when asked to).
+The direct leg fuses lexical and vector candidates by reciprocal rank (hybrid.py); the graph leg runs when the
+request names entities. Every request field changes the answer: scope and sensitivity and recency select the
+eligible rows inside the store's queries, entities seed the graph leg and lift linked memories, max_items is k
+and max_tokens a hard budget. When the query embedding fails the answer degrades to FTS5 alone (or a 503 when
+asked to).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from agentkb.ports.memory import MemoryStore
 from agentkb.services.memory.graph_links import seed_entities
 from agentkb.services.recall.budget import fit_to_budget
 from agentkb.services.recall.embed import RETRYABLE_CODES, embed_query_bounded
-from agentkb.services.recall.graph_leg import MEMORIES_PER_ENTITY, graph_matches, links_by_entity
+from agentkb.services.recall.graph_leg import MEMORIES_PER_ENTITY, GraphHit, graph_matches, links_by_entity
+from agentkb.services.recall.hybrid import DirectHit, direct_hits
 from agentkb.services.recall.surface import Shaping, agent_surface
 from agentkb.services.search.fusion import fair_share
 
@@ -135,30 +138,44 @@ def recall(request: RecallRequest, principal: Principal, deps: RecallDeps,
         legs = _lexical(deps, scope, request, k, boosts)
         legs.degraded = _degraded_fields(exc)
         return _finish(legs, deps, request, k, started, exc.code)
-    # Each leg looks one past k so that a cut by max_items is visible; only the first k of a leg are ranked.
-    found = deps.store.vector_search(scope, vector, k + 1, boosts)
-    direct = found[:k]
-    seeds = dict.fromkeys(entity_ids, 1.0)
-    links = deps.store.entity_links(scope.workspace_id, [mid for mid, _ in direct])
-    for mid, sim in direct:
-        for eid in links.get(mid, []):
-            if len(seeds) < MAX_SEEDS or eid in seeds:
-                seeds[eid] = max(seeds.get(eid, 0.0), min(1.0, max(0.0, sim)))
-    graph_found = graph_matches(deps.store, deps.graph, scope, seeds, vector, {mid for mid, _ in direct}, k + 1,
-                                options.graph_hops, known=seed_links)
+    ranked = direct_hits(deps.store, scope, request.query, vector, k, boosts)
+    direct = ranked[:k]
+    # The graph leg runs when the request names entities, which ask for their neighbourhood (README Decisions:
+    # graph matches nobody asked for displaced better direct hits on LoCoMo).
+    graph_found = _graph_leg(deps, scope, entity_ids, seed_links, direct, vector, k, options) if entity_ids else []
     graph = graph_found[:k]
-    # One shared k: each leg is guaranteed half of it when it has candidates, the rest goes by relevance.
-    ranked = sorted([(("d", mid, sim), sim + boosts.get(mid, 0.0)) for mid, sim in direct]
-                    + [(("g", h.memory_id, h), h.relevance) for h in graph], key=lambda c: -c[1])
-    chosen = fair_share([(key, key[0]) for key, _ in ranked], k)
-    views = deps.store.views(scope.workspace_id, [key[1] for key in chosen])
-    keep = {key[1] for key in chosen}
-    direct_items = [_item(views[mid], sim, "direct") for mid, sim in direct if mid in keep and mid in views]
+    chosen = choose(direct, graph, k, boosts)
+    views = deps.store.views(scope.workspace_id, [mid for mid, _ in chosen])
+    keep = {mid for mid, _ in chosen}
+    direct_items = [_item(views[h.memory_id], h.similarity, "direct") for h in direct
+                    if h.memory_id in keep and h.memory_id in views]
     graph_items = [_item(views[h.memory_id], h.similarity, "graph", graph_depth=h.depth) for h in graph
                    if h.memory_id in keep and h.memory_id in views]
     legs = _Legs(direct_items, graph_items, deps.backend,
-                 candidates=len({mid for mid, _ in found} | {h.memory_id for h in graph_found}))
+                 candidates=len({h.memory_id for h in ranked} | {h.memory_id for h in graph_found}))
     return _finish(legs, deps, request, k, started, None)
+
+
+def _graph_leg(deps: RecallDeps, scope: RecallScope, entity_ids: list[str], seed_links: Mapping[str, list[int]],
+               direct: list[DirectHit], vector: list[float], k: int, options: RecallOptions) -> list[GraphHit]:
+    """Graph matches seeded by the request's entities and the direct hits' entities (never a direct hit)."""
+    seeds = dict.fromkeys(entity_ids, 1.0)
+    links = deps.store.entity_links(scope.workspace_id, [h.memory_id for h in direct])
+    for hit in direct:
+        for eid in links.get(hit.memory_id, []):
+            if len(seeds) < MAX_SEEDS or eid in seeds:
+                seeds[eid] = max(seeds.get(eid, 0.0), min(1.0, max(0.0, hit.similarity)))
+    return graph_matches(deps.store, deps.graph, scope, seeds, vector, {h.memory_id for h in direct}, k + 1,
+                         options.graph_hops, known=seed_links)
+
+
+def choose(direct: list[DirectHit], graph: list[GraphHit], k: int,
+           boosts: Mapping[int, float]) -> list[tuple[int, str]]:
+    """The k memories returned, (memory_id, "d" | "g"): each leg is guaranteed half of k when it has candidates,
+    the rest goes by relevance (fused + lifts for direct hits, graph relevance for graph matches)."""
+    ranked = sorted([((h.memory_id, "d"), h.relevance + boosts.get(h.memory_id, 0.0)) for h in direct]
+                    + [((h.memory_id, "g"), h.relevance) for h in graph], key=lambda c: (-c[1], c[0][1], c[0][0]))
+    return fair_share([(key, key[1]) for key, _ in ranked], k)
 
 
 def _lexical(deps: RecallDeps, scope: RecallScope, request: RecallRequest, k: int,

@@ -43,6 +43,8 @@ def revision_items(r: MemoryRecord, memory_id: int, revision: int,
         record["supersedes"] = n(supersedes)
     if r.source is not None:
         record["source"] = s(r.source)
+    if r.occurred_at is not None:
+        record["occurred_at"] = s(r.occurred_at)
     if r.labels:
         record["labels"] = {"M": {k: s(v) for k, v in r.labels.items()}}
     if r.extra:
@@ -87,6 +89,7 @@ def detail(item: dict[str, Any]) -> MemoryDetail:
         sensitivity=get_n(item, "sensitivity"), source=get_s(item, "source"),
         created_at=get_s(item, "created_at") or "", updated_at=number(item, "updated_at"),
         entity_ids=tuple(json.loads(get_s(item, "entity_ids") or "[]")), relation_count=get_n(item, "relation_count"),
+        occurred_at=get_s(item, "occurred_at"),
         labels={k: v["S"] for k, v in item.get("labels", {}).get("M", {}).items()},
         extra=json.loads(get_s(item, "extra") or "{}"))
 

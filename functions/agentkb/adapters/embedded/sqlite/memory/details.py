@@ -38,7 +38,8 @@ def to_detail(row: sqlite3.Row) -> MemoryDetail:
         supersedes=row["supersedes"], valid_until=row["valid_until"], sensitivity=int(row["sensitivity"]),
         source=row["source"], created_at=row["created_at"], updated_at=float(row["updated_at"]),
         entity_ids=tuple(json.loads(row["entity_ids"])), relation_count=int(row["relation_count"]),
-        labels=json.loads(row["a_labels"] or "{}"), extra=json.loads(row["a_extra"] or "{}"))
+        occurred_at=row["occurred_at"], labels=json.loads(row["a_labels"] or "{}"),
+        extra=json.loads(row["a_extra"] or "{}"))
 
 
 def _escape_like(value: str) -> str:

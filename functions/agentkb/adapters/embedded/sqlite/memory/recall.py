@@ -1,7 +1,8 @@
-"""The embedded memory store's recall legs: exact cosine over cached vectors, FTS5 BM25, entity links, views.
+"""The embedded memory store's recall legs: exact cosine over cached vectors, BM25 over cached postings, entity links,
+views.
 
 Eligibility is decided before anything is ranked, by the one compiled predicate (models/eligibility.py): as SQL for
-the lexical and entity legs and as a numpy mask over the workspace's cached facet columns for the vector leg. The
+the entity legs and as a numpy mask over the workspace's cached facet columns for the vector and lexical legs. The
 vector matrix grows by appending rows newer than the ones it holds whenever `memory_meta.version` moves; an
 in-place change or a delete bumps `memory_rewrites`, which rebuilds it whole.
 """
@@ -16,12 +17,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agentkb.adapters.embedded.index import fts_query
 from agentkb.adapters.embedded.sqlite.db import Database
 from agentkb.adapters.embedded.sqlite.eligibility import FACET_COLUMNS, Facets, eligibility_mask, eligibility_sql
+from agentkb.adapters.embedded.sqlite.memory.lexical import MemoryPostings, query_stems
 from agentkb.models.recall.api import MemoryView, RecallScope
 
 CHUNK = 500
+ELIGIBLE_CACHE = 16  # (scope, facets version) -> eligible ids: the legs of concurrent recalls, not a history
 
 
 @dataclass
@@ -38,6 +40,8 @@ class SqliteMemoryRecall:
         self.db = db
         self._matrices: dict[str, _Matrix] = {}
         self._facet_cache: dict[str, Facets] = {}
+        self._postings = MemoryPostings()
+        self._eligible_cache: dict[tuple[RecallScope, int], np.ndarray] = {}
         self._lock = threading.Lock()
 
     @staticmethod
@@ -80,9 +84,16 @@ class SqliteMemoryRecall:
         return int(m.vectors.shape[1]) if len(m.ids) else None
 
     def _eligible(self, conn: sqlite3.Connection, scope: RecallScope) -> np.ndarray:
-        """Ids of the eligible memories: eligibility_sql's rules as one vectorised mask over cached columns."""
+        """Ids of the eligible memories: eligibility_sql's rules as one vectorised mask over cached columns. The
+        last few answers are kept by (scope, facets version): a recall's two legs compute it once."""
         f = self._facets(conn, scope.workspace_id)
-        eligible: np.ndarray = f.ids[eligibility_mask(f, scope)]
+        key = (scope, f.version)
+        eligible = self._eligible_cache.get(key)
+        if eligible is None:
+            eligible = f.ids[eligibility_mask(f, scope)]
+            if len(self._eligible_cache) >= ELIGIBLE_CACHE:
+                self._eligible_cache.clear()
+            self._eligible_cache[key] = eligible
         return eligible
 
     def _facets(self, conn: sqlite3.Connection, ws: str) -> Facets:
@@ -132,16 +143,28 @@ class SqliteMemoryRecall:
         return {int(i): float(s) for i, s in zip(wanted[ok], sims, strict=True)}
 
     def lexical_search(self, scope: RecallScope, text: str, k: int) -> list[tuple[int, float]]:
-        """Top-k eligible memories by BM25 over name, description and body: (memory_id, relevance > 0)."""
-        match = fts_query(text)
-        if match is None:
+        """Top-k eligible memories by BM25 over name, description and body: (memory_id, relevance > 0), best first,
+        then id (lexical.py: cached postings, the eligibility mask applied before the top k are taken)."""
+        stems = query_stems(text)
+        if not stems or k <= 0:
             return []
-        where, params = eligibility_sql(scope)
-        rows = self.db.connection().execute(
-            "SELECT m.id, bm25(memories_fts, 2.0, 1.5, 1.0) AS s FROM memories_fts"
-            f" JOIN memories m ON m.id = memories_fts.rowid WHERE memories_fts MATCH :match AND {where}"
-            " ORDER BY s, m.id LIMIT :k", {**params, "match": match, "k": k}).fetchall()
-        return [(int(r[0]), -float(r[1])) for r in rows]
+        conn = self.db.connection()
+        postings = self._postings.get(conn, scope.workspace_id, self._versions(conn, scope.workspace_id))
+        eligible = self._eligible(conn, scope)
+        if not len(postings.ids) or not len(eligible):
+            return []
+        pos = np.searchsorted(postings.ids, eligible)
+        pos = pos[(pos < len(postings.ids)) & (postings.ids[np.minimum(pos, len(postings.ids) - 1)] == eligible)]
+        scores = postings.scores(stems)[pos]
+        hit = scores > 0
+        pos, scores = pos[hit], scores[hit]
+        ids = postings.ids[pos]
+        k = min(k, len(ids))
+        if not k:
+            return []
+        top = np.argpartition(-scores, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
+        top = top[np.lexsort((ids[top], -scores[top]))]
+        return [(int(ids[i]), float(scores[i])) for i in top]
 
     def entity_links(self, workspace_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
         out: dict[int, list[str]] = {}

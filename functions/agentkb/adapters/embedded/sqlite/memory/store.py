@@ -34,7 +34,8 @@ CREATE TABLE IF NOT EXISTS memories (
   description TEXT NOT NULL, body TEXT NOT NULL, confirmed INTEGER NOT NULL, stale INTEGER NOT NULL,
   superseded INTEGER NOT NULL DEFAULT 0, supersedes INTEGER, revision INTEGER NOT NULL, valid_until REAL,
   sensitivity INTEGER NOT NULL, source TEXT, request_hash TEXT NOT NULL, created_at TEXT NOT NULL,
-  updated_at REAL NOT NULL, entity_ids TEXT NOT NULL, relation_count INTEGER NOT NULL, name_key TEXT);
+  updated_at REAL NOT NULL, entity_ids TEXT NOT NULL, relation_count INTEGER NOT NULL, name_key TEXT,
+  occurred_at TEXT);
 CREATE INDEX IF NOT EXISTS memories_eligibility ON memories (workspace_id, vis_rank, superseded, stale, confirmed,
   sensitivity, valid_until, updated_at, project_id, channel_id, owner_id);
 CREATE TABLE IF NOT EXISTS memory_vectors (id INTEGER PRIMARY KEY, workspace_id TEXT NOT NULL, embedding BLOB NOT NULL);
@@ -57,7 +58,7 @@ CREATE TABLE IF NOT EXISTS memory_meta (workspace_id TEXT PRIMARY KEY, version I
 CREATE TABLE IF NOT EXISTS memory_rewrites (workspace_id TEXT PRIMARY KEY, rewrites INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS memory_annotations (
   id INTEGER PRIMARY KEY, workspace_id TEXT NOT NULL, labels TEXT NOT NULL, extra TEXT NOT NULL);
-""", columns={"memories": ("name_key TEXT",)}, migrate=migrate_name_keys)
+""", columns={"memories": ("name_key TEXT", "occurred_at TEXT")}, migrate=migrate_name_keys)
 
 _SUMMARY = ("id, name, revision, workspace_id, project_id, type, visibility, supersedes, entity_ids, relation_count,"
             " created_at, request_hash")
@@ -177,13 +178,13 @@ class SqliteMemoryStore(SqliteMemoryRecall):
             cur = conn.execute(
                 "INSERT INTO memories (workspace_id, project_id, visibility, vis_rank, owner_id, channel_id, type,"
                 " name, description, body, confirmed, stale, supersedes, revision, valid_until, sensitivity, source,"
-                " request_hash, created_at, updated_at, entity_ids, relation_count, name_key)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " request_hash, created_at, updated_at, entity_ids, relation_count, name_key, occurred_at)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (r.workspace_id, r.project_id, r.visibility, VISIBILITY_RANK[r.visibility], r.owner_id, r.channel_id,
                  r.type, r.name, r.description, r.body, int(r.confirmed), int(r.stale),
                  previous["id"] if previous else None, previous["revision"] + 1 if previous else 1, r.valid_until,
                  r.sensitivity, r.source, r.request_hash, r.created_at, r.updated_at, json.dumps(list(r.entity_ids)),
-                 r.relation_count, r.name_key))
+                 r.relation_count, r.name_key, r.occurred_at))
             memory_id = int(cur.lastrowid or 0)
             ids.append(memory_id)
             workspaces.add(r.workspace_id)
