@@ -64,6 +64,11 @@ def _timeless(value: Any) -> Any:
 def test_embedded_to_embedded_round_trip(tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     seed(get_ports(), snapshot=True)
+    written = replay(rest_event("POST", "/v1/memories", {
+        "workspace_id": WS, "visibility": "workspace", "type": "note", "name": "support-group",
+        "body": "Caroline went to the support group", "occurred_at": "2023-05-07"},
+        key=mint(get_ports(), [WS], ["api:read", "api:write"], "writer")))
+    assert written["statusCode"] == 201, written["body"]
     snapshot_id = _snapshot_id(get_ports())
     before = _answers(mint(get_ports(), [WS], ["api:read"], "checker"), snapshot_id)
     archive = tmp_path / "ws.agentkb.jsonl"
@@ -72,6 +77,8 @@ def test_embedded_to_embedded_round_trip(tmp_path: Path, data_dir: Path, monkeyp
     assert {s for s, rows in exported.items() if rows} >= {
         "knowledge_bases", "documents", "chunks", "memories", "graph_entities", "snapshots", "traces", "keys"}
     assert all("key_hash" not in k and "hash" not in json.dumps(k) for k in exported["keys"])
+    assert [m["occurred_at"] for m in exported["memories"] if m["name"] == "support-group"] == [
+        "2023-05-07T00:00:00.000Z"]  # when it happened travels with the memory
 
     _use(monkeypatch, tmp_path / "target")
     capsys.readouterr()

@@ -21,7 +21,7 @@ from agentkb.ports.archive import ArchivedMemory, ArchivedTrace
 
 _MEMORY_COLUMNS = ("id, workspace_id, project_id, visibility, vis_rank, owner_id, channel_id, type, name, description,"
                    " body, confirmed, stale, superseded, supersedes, revision, valid_until, sensitivity, source,"
-                   " request_hash, created_at, updated_at, entity_ids, relation_count, name_key")
+                   " request_hash, created_at, updated_at, entity_ids, relation_count, name_key, occurred_at")
 _PAGE = 200
 _TABLES = (catalog, snapshot, traces, store)  # the modules that register the tables read here (db.register_schema)
 
@@ -140,11 +140,11 @@ class SqliteWorkspaceArchive:
 def _insert_memory(conn: sqlite3.Connection, workspace_id: str, memory: ArchivedMemory) -> None:
     d = memory.detail
     conn.execute(
-        f"INSERT INTO memories ({_MEMORY_COLUMNS}) VALUES ({','.join('?' * 25)})",
+        f"INSERT INTO memories ({_MEMORY_COLUMNS}) VALUES ({','.join('?' * 26)})",
         (d.memory_id, workspace_id, d.project_id, d.visibility, VISIBILITY_RANK[d.visibility], d.owner_id,
          d.channel_id, d.type, d.name, d.description, d.body, int(d.confirmed), int(d.stale), int(d.superseded),
          d.supersedes, d.revision, d.valid_until, d.sensitivity, d.source, memory.request_hash, d.created_at,
-         d.updated_at, json.dumps(list(d.entity_ids)), d.relation_count, d.name_key))
+         d.updated_at, json.dumps(list(d.entity_ids)), d.relation_count, d.name_key, d.occurred_at))
     conn.execute("INSERT INTO memory_vectors (id, workspace_id, embedding) VALUES (?, ?, ?)",
                  (d.memory_id, workspace_id, np.asarray(memory.embedding, dtype=np.float32).tobytes()))
     conn.executemany("INSERT OR IGNORE INTO memory_entities VALUES (?, ?, ?)",
