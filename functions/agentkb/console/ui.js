@@ -13,7 +13,7 @@ export function h(tag, attrs, ...children) {
   return el;
 }
 
-export function append(el, children) {
+export function append(el, ...children) {
   for (const child of [children].flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     el.append(child instanceof Node ? child : String(child));

@@ -230,6 +230,7 @@ def serve(host: str = "127.0.0.1", port: int = 8787, warm: bool = True,
 
         start(get_ports())
     print(f"agentkb serving on http://{host}:{server.server_port} (data: {get_settings().data_dir})", flush=True)
+    print(f"console: http://{host}:{server.server_port}/console/ (sign in with an API key)", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
