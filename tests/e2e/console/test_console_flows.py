@@ -41,6 +41,9 @@ def test_sign_in_with_an_api_key(browser: Any, console_server: dict[str, Any]) -
     assert stored["secret"] == console_server["key"]
     urls = browser.execute_script("return performance.getEntriesByType('resource').map((e) => e.name)")
     assert urls and not [u for u in urls if console_server["key"] in u or not u.startswith(console_server["base"])]
+    browser.refresh()  # signed in: the first page with its data, from a cold load of the console's files
+    pages.wait_css(browser, "main table")
+    STATE["ready_signed_in_ms"] = int(browser.execute_script("return document.documentElement.dataset.ready"))
 
 
 def test_create_a_kb_and_upload_a_file(browser: Any, console_server: dict[str, Any], tmp_path: Path) -> None:
@@ -68,6 +71,63 @@ def test_create_a_kb_and_upload_a_file(browser: Any, console_server: dict[str, A
     pages.shoot(browser, "document")
 
 
+def _docx(path: Path) -> Path:
+    """A minimal DOCX: one Heading1 paragraph and one body paragraph (what Word writes, without the extras)."""
+    import zipfile
+
+    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    body = (f'<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="{w}"><w:body>'
+            '<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Tide tables</w:t></w:r></w:p>'
+            '<w:p><w:r><w:t xml:space="preserve">High tide at the Skerry </w:t></w:r><w:r><w:t>comes at noon.</w:t>'
+            '</w:r></w:p></w:body></w:document>')
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("word/document.xml", body)
+    return path
+
+
+def test_upload_reads_docx_and_html_and_says_why_a_pdf_is_skipped(browser: Any, console_server: dict[str, Any],
+                                                                  tmp_path: Path) -> None:
+    html = tmp_path / "keepers.html"
+    html.write_text("<html><head><script>var x = 1;</script></head><body><nav>Home</nav><main><h2>Keepers</h2>"
+                    "<p>Two keepers share the <b>night watch</b>.</p></main></body></html>", encoding="utf-8")
+    pages.open_page(browser, console_server, f"kbs/{STATE['kb']}")
+    pdf = tmp_path / "scan.pdf"
+    pdf.write_bytes(b"%PDF-1.4\n%%EOF\n")
+    files = [_docx(tmp_path / "tides.docx"), html, pdf]
+    browser.find_element(By.ID, "upload-files").send_keys("\n".join(str(f) for f in files))
+    uploads = pages.wait_text(browser, "ul.uploads", "scan.pdf")
+    pages.wait_text(browser, "ul.uploads li:nth-last-child(2)", "indexed")
+    pages.wait_text(browser, "ul.uploads li:last-child", "skipped")
+    assert "agentkb ingest" in uploads.find_element(By.CSS_SELECTOR, "li:last-child").text
+    status, listed = call(console_server, "GET", f"/api/v2/knowledge/bases/{STATE['kb']}/documents?workspaceId=demo")
+    by_name = {d["name"]: d["id"] for d in listed["data"]}
+    assert "scan.pdf" not in by_name
+    texts = {}
+    for name in ("tides.docx", "keepers.html"):
+        _, doc = call(console_server, "GET", f"/api/v2/knowledge/bases/{STATE['kb']}/documents/{by_name[name]}"
+                                             "?workspaceId=demo")
+        texts[name] = doc["data"]["content"]
+    assert texts["tides.docx"] == "# Tide tables\n\nHigh tide at the Skerry comes at noon."
+    assert texts["keepers.html"] == "## Keepers\n\nTwo keepers share the night watch."
+
+
+DROP_JS = """
+const [zone, name, text] = arguments;
+const files = new DataTransfer();
+files.items.add(new File([text], name, { type: 'text/markdown' }));
+zone.dispatchEvent(new DragEvent('dragover', { dataTransfer: files, bubbles: true, cancelable: true }));
+zone.dispatchEvent(new DragEvent('drop', { dataTransfer: files, bubbles: true, cancelable: true }));
+"""
+
+
+def test_a_dropped_file_is_uploaded(browser: Any, console_server: dict[str, Any]) -> None:
+    zone = browser.find_element(By.ID, "drop-zone")
+    browser.execute_script(DROP_JS, zone, "fog-horn.md", "# Fog horn\n\nThe fog horn sounds twice a minute.\n")
+    pages.wait_text(browser, "ul.uploads li:last-child", "indexed: 1 chunks")
+    pages.wait_text(browser, "main table", "fog-horn.md")
+
+
 def test_search_finds_the_uploaded_document(browser: Any, console_server: dict[str, Any]) -> None:
     pages.open_page(browser, console_server, "search")
     box = pages.wait_css(browser, "input[type=search]")
@@ -77,6 +137,35 @@ def test_search_finds_the_uploaded_document(browser: Any, console_server: dict[s
     assert "lighthouse-keeping.md" in first.text
     assert "similarity" in first.text and "score" in first.text and "vector leg rank 1" in first.text
     pages.shoot(browser, "search")
+
+
+DEGRADE_JS = """
+// The embedder-down answers of the API (tests/reliability/test_faults.py): hybrid 200 + X-Search-Degraded from the
+// lexical leg, vector 503. The page gets the server's real hybrid body with that header, and the 503 envelope.
+const real = window.fetch;
+window.fetch = async (url, init) => {
+  if (!String(url).endsWith('/api/v2/knowledge/search')) return real(url, init);
+  if (JSON.parse(init.body).searchMode === 'vector') {
+    return new Response(JSON.stringify({ error: { code: 'SERVICE_UNAVAILABLE', message: 'Embedding unavailable' } }),
+      { status: 503, headers: { 'Content-Type': 'application/json', 'Retry-After': '1' } });
+  }
+  const answer = await real(url, init);
+  return new Response(await answer.text(), { status: answer.status,
+    headers: { 'Content-Type': 'application/json', 'X-Search-Degraded': 'vector_unavailable' } });
+};
+"""
+
+
+def test_a_degraded_search_says_so(browser: Any, console_server: dict[str, Any]) -> None:
+    pages.open_page(browser, console_server, "search")
+    browser.execute_script(DEGRADE_JS)
+    pages.wait_css(browser, "input[type=search]").send_keys("lighthouse lamp")
+    pages.button(browser, "Search").click()
+    pages.wait_css(browser, "#search-results article.hit")
+    shown = browser.find_element(By.ID, "search-results").text
+    assert "Degraded: vector_unavailable" in shown and "lexical leg only" in shown
+    assert "vector leg alone did not answer" in shown and "vector leg rank" not in shown
+    pages.open_page(browser, console_server, "search")  # a fresh page: the real fetch again
 
 
 def test_confirm_a_pending_memory(browser: Any, console_server: dict[str, Any]) -> None:
@@ -112,7 +201,7 @@ def test_a_snapshot_opens_with_its_hash_verified(browser: Any, console_server: d
     check = pages.wait_css(browser, "#hash-check")
     assert check.get_attribute("data-verified") == "true" and snapshot["hash"] in check.text
     table = browser.find_element(By.CSS_SELECTOR, "main table").text
-    assert "documents" in table and "trusted-knowledge" in table or "graph" in table
+    assert all(word in table for word in ("task", "documents", "graph", "trusted-knowledge"))
     pages.shoot(browser, "snapshot")
     STATE["snapshot"] = f"snapshots/{snapshot['snapshotId']}"
     tampered = browser.execute_async_script("""
@@ -183,11 +272,26 @@ def test_keyboard_reaches_every_action(browser: Any, console_server: dict[str, A
     _prepare(browser, console_server, page)
     actions, reached = pages.tab_through(browser)
     assert len(actions) > 5
+    STATE.setdefault("keyboard_actions", {})[page] = len(actions)
     assert [a for i, a in enumerate(actions) if i not in reached] == []
 
 
 def test_no_severe_entry_in_the_browser_console(browser: Any) -> None:
     entries = browser.get_log("browser")
     (SCREENSHOTS / "browser-console.json").write_text(json.dumps(entries, indent=1), encoding="utf-8")
-    (SCREENSHOTS / "measured.json").write_text(json.dumps({"ready_ms": STATE.get("ready_ms")}), encoding="utf-8")
+    (SCREENSHOTS / "measured.json").write_text(json.dumps({k: STATE.get(k) for k in ("ready_ms", "ready_signed_in_ms", "keyboard_actions")}), encoding="utf-8")
     assert [e for e in entries if e["level"] == "SEVERE"] == []
+
+
+def test_a_same_named_upload_is_a_conflict_until_replaced(browser: Any, console_server: dict[str, Any]) -> None:
+    """After the console check: the 409 is an answer the page shows, and Chromium logs it as a failed load."""
+    pages.open_page(browser, console_server, f"kbs/{STATE['kb']}")
+    zone = pages.wait_css(browser, "#drop-zone")
+    browser.execute_script(DROP_JS, zone, "fog-horn.md", "# Fog horn\n\nThe fog horn sounds three times a minute.\n")
+    line = pages.wait_text(browser, "ul.uploads li:last-child", "conflict")
+    assert 'a document named "fog-horn.md" exists (revision 1)' in line.text
+    pages.shoot(browser, "upload-conflict")
+    pages.button(line, "Replace fog-horn.md").click()
+    pages.wait_text(browser, "ul.uploads li:last-child", "revision 2")
+    severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert severe and all("409" in e["message"] for e in severe), severe
