@@ -62,3 +62,24 @@ def test_writes_are_refused_and_the_api_is_untouched() -> None:
     unknown = invoke("search", rest_event("GET", "/consoles"))
     assert unknown["statusCode"] == 404 and json.loads(unknown["body"])["error"]["code"] == "NOT_FOUND"
     assert invoke("search", {"operation": "health"})["statusCode"] == 200  # direct invocation passes through
+
+
+def test_an_installed_package_without_functions_dir_serves_the_console_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pip install agentkb` ships agentkb/ only: the local gateway falls back to the bare search app, wrapped."""
+    import importlib
+
+    from agentkb.local import server
+
+    real = importlib.import_module
+
+    def no_handler_modules(name: str, package: str | None = None) -> object:
+        if name.endswith(".handler"):
+            raise ModuleNotFoundError(name)
+        return real(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", no_handler_modules)
+    monkeypatch.setattr(server, "_handlers", {})
+    page = server.dispatch(server.to_rest_event("GET", "/console/", {}, b""))
+    assert page["statusCode"] == 200 and page["headers"]["Content-Security-Policy"] == static.CSP
+    health = server.dispatch(server.to_rest_event("GET", "/health", {}, b""))
+    assert health["statusCode"] == 200

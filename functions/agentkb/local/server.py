@@ -17,6 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 from agentkb.api.functions import APPS
 from agentkb.api.routes_table import match_route
 from agentkb.config import get_settings
+from agentkb.console.static import with_console
 from agentkb.errors import BadRequest, DomainError
 from agentkb.local.http_body import Framing, TooLarge, declared_length, is_chunked, read_chunked, read_exact
 from agentkb.local.lambda_context import LocalLambdaContext
@@ -71,8 +72,9 @@ def _handler(function: str) -> Any:
                 import importlib
 
                 _handlers[function] = importlib.import_module(f"{function}.handler").lambda_handler
-            except ModuleNotFoundError:
-                _handlers[function] = APPS[function]()
+            except ModuleNotFoundError:  # an installed package has no functions/<fn>/: the app, as that handler
+                app = APPS[function]()  # would wrap it (search serves the console: functions/search/handler.py)
+                _handlers[function] = with_console(app) if function == "search" else app
         return _handlers[function]
 
 
