@@ -25,8 +25,12 @@ def wait_text(driver: Any, css: str, text: str) -> WebElement:
     return driver.find_element(By.CSS_SELECTOR, css)
 
 
+LOADS = iter(range(1, 1_000_000))
+
+
 def open_page(driver: Any, server: dict[str, Any], route: str) -> None:
-    driver.get(f"{server['base']}/console/#/{route}")
+    """A fresh load of the console at `route` (a query of its own: the same URL again would only move the hash)."""
+    driver.get(f"{server['base']}/console/?load={next(LOADS)}#/{route}")
     WebDriverWait(driver, WAIT_S).until(lambda d: d.execute_script("return document.documentElement.dataset.ready"))
 
 

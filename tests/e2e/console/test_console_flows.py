@@ -189,6 +189,79 @@ def test_confirm_a_pending_memory(browser: Any, console_server: dict[str, Any]) 
     assert body["memory"]["review_history"][-1]["notes"] == "checked against the ledger"
 
 
+def _pending(server: dict[str, Any], lesson: str) -> str:
+    status, written = call(server, "POST", "/ob1/writeback", {
+        "schema_version": "openbrain.agent_memory.writeback.v1", "workspace_id": "demo",
+        "runtime": {"name": "hermes"}, "memory_payload": {"lessons": [lesson]}})
+    assert status == 200, written
+    return str(written["memories"][0]["memory_id"])
+
+
+def test_edit_restrict_and_supersede_from_the_queue(browser: Any, console_server: dict[str, Any]) -> None:
+    edited, restricted, old = (_pending(console_server, text) for text in (
+        "The lens is polished weekly.", "Keeper rota lives in the office.", "The old lamp used paraffin."))
+    pages.open_page(browser, console_server, "review")
+    card = pages.wait_css(browser, f"article.memory[data-memory-id='{edited}']")
+    pages.button(card, "Edit").click()
+    content = browser.switch_to.active_element  # the form opens in place, focus on its first field
+    content.clear()
+    content.send_keys("Lens polished")
+    text = card.find_element(By.TAG_NAME, "textarea")
+    text.clear()
+    text.send_keys("The lens is polished every Friday with a soft cloth.")
+    pages.button(card, "Apply edit").click()
+    pages.wait_text(browser, f"article.memory[data-memory-id='{edited}']", "edit: review")
+    card = browser.find_element(By.CSS_SELECTOR, f"article.memory[data-memory-id='{restricted}']")
+    pages.button(card, "Restrict").click()
+    pages.field(card, "Narrow visibility to").send_keys("personal")
+    pages.button(card, "Apply restrict").click()
+    pages.wait_text(browser, f"article.memory[data-memory-id='{restricted}']", "restrict_scope: review")
+    card = browser.find_element(By.CSS_SELECTOR, f"article.memory[data-memory-id='{old}']")
+    pages.button(card, "Supersede").click()
+    pages.field(card, "Superseded by memory").send_keys(edited)
+    pages.button(card, "Apply supersede").click()
+    pages.wait_text(browser, f"article.memory[data-memory-id='{old}']", "lifecycle superseded")
+    _, after = call(console_server, "GET", f"/ob1/memories/{edited}?workspace_id=demo")
+    assert after["memory"]["content"] == "The lens is polished every Friday with a soft cloth."
+    assert after["memory"]["summary"] == "Lens polished"
+    for memory_id, action in ((edited, "edit"), (restricted, "restrict_scope"), (old, "supersede")):
+        _, body = call(console_server, "GET", f"/ob1/memories/{memory_id}?workspace_id=demo")
+        assert body["memory"]["review_history"][-1]["action"] == action
+    assert body["memory"]["lifecycle_status"] == "superseded"
+
+
+def test_forget_a_memory_from_the_list(browser: Any, console_server: dict[str, Any]) -> None:
+    doomed = _pending(console_server, "Temporary note about the boat shed.")
+    pages.open_page(browser, console_server, "memories")
+    pages.wait_css(browser, "main table")
+    row = browser.find_element(By.XPATH, f"//tr[td[1][normalize-space()='{doomed}']]")
+    pages.button(row, "Open " + doomed).click()
+    pages.wait_text(browser, "main", f"Memory {doomed}")
+    row = browser.find_element(By.XPATH, f"//tr[td[1][normalize-space()='{doomed}']]")
+    pages.button(row, "Forget").click()
+    pages.button(row, "Confirm: Forget").click()
+    pages.wait_css(browser, "main table")
+    status, _ = call(console_server, "GET", f"/ob1/memories/{doomed}?workspace_id=demo")
+    assert status == 404
+
+
+def test_delete_a_knowledge_base_after_confirming(browser: Any, console_server: dict[str, Any]) -> None:
+    status, created = call(console_server, "POST", "/api/v2/knowledge/bases", {"workspaceId": "demo",
+                                                                                "name": "to-delete"})
+    assert status == 201
+    pages.open_page(browser, console_server, "kbs")
+    row = pages.wait_css(browser, "main table").find_element(By.XPATH, ".//tr[td[1][normalize-space()='to-delete']]")
+    pages.button(row, "Delete").click()
+    pages.button(row, "Cancel").click()  # asked first: nothing happens without the confirmation
+    assert call(console_server, "GET", f"/api/v2/knowledge/bases/{created['data']['id']}?workspaceId=demo")[0] == 200
+    pages.button(row, "Delete").click()
+    pages.button(row, "Confirm: Delete").click()
+    pages.wait_text(browser, "main", "Knowledge bases")
+    WebDriverWait = pytest.importorskip("selenium.webdriver.support.ui").WebDriverWait
+    WebDriverWait(browser, pages.WAIT_S).until(lambda d: "to-delete" not in d.find_element(By.TAG_NAME, "main").text)
+    assert call(console_server, "GET", f"/api/v2/knowledge/bases/{created['data']['id']}?workspaceId=demo")[0] == 404
+
+
 def test_a_snapshot_opens_with_its_hash_verified(browser: Any, console_server: dict[str, Any]) -> None:
     status, snapshot = call(console_server, "POST", "/v1/snapshots", {
         "runId": str(uuid.uuid4()), "attemptId": str(uuid.uuid4()), "task": "Who cleans the lamp?",
@@ -228,6 +301,11 @@ def test_a_recall_trace_shows_what_was_returned_and_used(browser: Any, console_s
     rows = browser.find_element(By.CSS_SELECTOR, "main section table").text
     assert "used" in rows and "how does billing-api deploy?" in browser.find_element(By.TAG_NAME, "main").text
     pages.shoot(browser, "trace")
+    pages.field(browser, "Run a recall").send_keys("billing-api canary")
+    pages.button(browser, "Recall").click()
+    pages.wait_css(browser, "#recall-trace-link").click()
+    pages.wait_text(browser, "main section h2", "Trace ")
+    assert "billing-api canary" in browser.find_element(By.TAG_NAME, "main").text
     STATE["trace"] = f"traces/{recalled['request_id']}"
 
 
