@@ -100,7 +100,7 @@ class ServiceApi(Construct):
             "Validator", validate_request_body=True, validate_request_parameters=True
         )
         self._routes(config, functions)
-        self.console_methods = add_console(self.api, functions["search"])
+        self.console_methods = add_console(self.api, functions[c.CONSOLE_FUNCTION])
         self.method_not_allowed = add_method_not_allowed(self.api)
         self._gateway_responses()
         self._usage_plans(config)

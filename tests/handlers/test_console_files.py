@@ -83,3 +83,12 @@ def test_an_installed_package_without_functions_dir_serves_the_console_too(monke
     assert page["statusCode"] == 200 and page["headers"]["Content-Security-Policy"] == static.CSP
     health = server.dispatch(server.to_rest_event("GET", "/health", {}, b""))
     assert health["statusCode"] == 200
+
+
+def test_an_unchanged_file_revalidates_with_304() -> None:
+    first = invoke("search", rest_event("GET", "/console/app.js"))
+    etag = first["headers"]["ETag"]
+    again = invoke("search", rest_event("GET", "/console/app.js", headers={"If-None-Match": etag}))
+    assert again["statusCode"] == 304 and again["body"] == "" and again["headers"]["ETag"] == etag
+    other = invoke("search", rest_event("GET", "/console/app.js", headers={"If-None-Match": '"stale"'}))
+    assert other["statusCode"] == 200 and other["body"] == first["body"]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from infra.components.console import PATHS
+from infra import constants as c
 
 
 def test_the_console_paths_are_public_gets_into_the_search_function(synthesized):
     api = synthesized.api_stack.service_api
     search_id = synthesized.api_stack.get_logical_id(
-        synthesized.api_stack.functions.functions["search"].node.default_child)
+        synthesized.api_stack.functions.functions[c.CONSOLE_FUNCTION].node.default_child)
     seen = []
     for method in api.console_methods:
         cfn = synthesized.api_json["Resources"][synthesized.api_stack.get_logical_id(method.node.default_child)]
@@ -17,7 +17,7 @@ def test_the_console_paths_are_public_gets_into_the_search_function(synthesized)
         assert props.get("ApiKeyRequired", False) is False
         assert props["Integration"]["Type"] == "AWS_PROXY" and search_id in str(props["Integration"]["Uri"])
         seen.append(method.resource.path)
-    assert tuple(seen) == PATHS
+    assert tuple(seen) == c.CONSOLE_PATHS
 
 
 def test_the_code_asset_carries_the_console_files(tmp_path):

@@ -7,6 +7,7 @@ files of this folder with a known suffix are served; nothing else on disk is rea
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -26,13 +27,15 @@ HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-def _request(event: dict[str, Any]) -> tuple[str, str] | None:
-    """(method, path) of a REST v1 or HTTP API v2 event; None for a direct invocation."""
+def _request(event: dict[str, Any]) -> tuple[str, str, str | None] | None:
+    """(method, path, If-None-Match) of a REST v1 or HTTP API v2 event; None for a direct invocation."""
+    headers = {str(k).lower(): v for k, v in (event.get("headers") or {}).items()}
+    tag = headers.get("if-none-match")
     if "httpMethod" in event:
-        return str(event["httpMethod"]), str(event.get("path") or "")
+        return str(event["httpMethod"]), str(event.get("path") or ""), tag
     http = (event.get("requestContext") or {}).get("http")
     if isinstance(http, dict) and "rawPath" in event:
-        return str(http.get("method", "")), str(event["rawPath"])
+        return str(http.get("method", "")), str(event["rawPath"]), tag
     return None
 
 
@@ -41,8 +44,9 @@ def _answer(status: int, body: str, content_type: str, extra: dict[str, str] | N
     return {"statusCode": status, "headers": headers, "body": body, "isBase64Encoded": False}
 
 
-def console_response(method: str, path: str) -> dict[str, Any] | None:
-    """The console's answer for a path under /console, else None (the API answers it)."""
+def console_response(method: str, path: str, if_none_match: str | None = None) -> dict[str, Any] | None:
+    """The console's answer for a path under /console, else None (the API answers it). A file carries an ETag
+    (its content's hash): `no-cache` revalidates each load, and an unchanged file answers 304 without its body."""
     if path != PREFIX and not path.startswith(PREFIX + "/"):
         return None
     if method not in ("GET", "HEAD"):
@@ -53,7 +57,11 @@ def console_response(method: str, path: str) -> dict[str, Any] | None:
     file = ROOT / name
     if not _NAME.match(name) or not file.is_file() or not file.resolve().is_relative_to(ROOT):
         return _answer(404, "Not found", "text/plain; charset=utf-8")
-    return _answer(200, file.read_text(encoding="utf-8"), TYPES[file.suffix])
+    body = file.read_text(encoding="utf-8")
+    etag = '"' + hashlib.sha256(body.encode("utf-8")).hexdigest()[:32] + '"'
+    if if_none_match == etag:
+        return _answer(304, "", TYPES[file.suffix], {"ETag": etag})
+    return _answer(200, body, TYPES[file.suffix], {"ETag": etag})
 
 
 def with_console(handler: Handler) -> Handler:
