@@ -29,7 +29,7 @@ function parse(text) {
 let onUnauthorized = () => {};
 export function whenUnauthorized(handler) { onUnauthorized = handler; }
 
-export async function api(method, path, { query, body } = {}) {
+export async function api(method, path, { query, body, signingIn = false } = {}) {
   const headers = { ...session.authHeaders() };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   let res;
@@ -40,7 +40,7 @@ export async function api(method, path, { query, body } = {}) {
     throw new ApiError(0, { error: { message: `The API did not answer: ${error.message}` } });
   }
   const data = parse(await res.text());
-  if (res.status === 401) onUnauthorized();
+  if (res.status === 401 && !signingIn) onUnauthorized();  // a refused sign-in is answered by its form
   if (!res.ok) throw new ApiError(res.status, data);
   return { status: res.status, data, headers: res.headers };
 }

@@ -22,7 +22,8 @@ async function verify(credential) {
   if (!credential.secret || !credential.workspace) return 'Enter a workspace and an API key.';
   session.set(credential);
   try {
-    await api('GET', '/api/v2/knowledge/bases', { query: { workspaceId: credential.workspace, limit: 1 } });
+    await api('GET', '/api/v2/knowledge/bases', { query: { workspaceId: credential.workspace, limit: 1 },
+      signingIn: true });
   } catch (error) {
     session.clear();
     if (error instanceof ApiError && error.status === 401) return 'This API key is not valid here.';

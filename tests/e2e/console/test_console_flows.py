@@ -137,6 +137,15 @@ def test_search_finds_the_uploaded_document(browser: Any, console_server: dict[s
     assert "lighthouse-keeping.md" in first.text
     assert "similarity" in first.text and "score" in first.text and "vector leg rank 1" in first.text
     pages.shoot(browser, "search")
+    for box in browser.find_elements(By.CSS_SELECTOR, "fieldset input[type=checkbox]"):
+        box.click() if box.is_selected() == ("handbook" in box.find_element(By.XPATH, "..").text) else None
+    pages.button(browser, "Add tag filter").click()
+    browser.find_element(By.CSS_SELECTOR, "select[aria-label='Filter tag']").send_keys("team")
+    browser.find_element(By.CSS_SELECTOR, "input[aria-label='Filter value']").send_keys("harbour")
+    pages.button(browser, "Search").click()
+    pages.wait_text(browser, "#search-results", "1 results")
+    hits = browser.find_elements(By.CSS_SELECTOR, "#search-results article.hit")
+    assert [h.find_element(By.TAG_NAME, "a").text for h in hits] == ["lighthouse-keeping.md"]
 
 
 DEGRADE_JS = """
@@ -373,3 +382,22 @@ def test_a_same_named_upload_is_a_conflict_until_replaced(browser: Any, console_
     pages.wait_text(browser, "ul.uploads li:last-child", "revision 2")
     severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert severe and all("409" in e["message"] for e in severe), severe
+
+
+def test_a_wrong_key_is_refused_and_signing_out_forgets_the_key(browser: Any, console_server: dict[str, Any]) -> None:
+    """Last: the refused sign-in is a 401 answer, which Chromium logs as a failed load."""
+    pages.open_page(browser, console_server, "kbs")
+    pages.button(browser, "Sign out").click()
+    pages.wait_text(browser, "main", "Signed out.")
+    assert browser.execute_script("return sessionStorage.getItem('agentkb.console.session')") is None
+    pages.field(browser, "Workspace").send_keys("demo")
+    pages.field(browser, "API key").send_keys("akb_0000000000000000_not-a-key")
+    pages.button(browser, "Sign in").click()
+    pages.wait_text(browser, "main", "This API key is not valid here.")
+    assert browser.execute_script("return sessionStorage.getItem('agentkb.console.session')") is None
+    pages.field(browser, "API key").clear()
+    pages.field(browser, "API key").send_keys(console_server["key"])
+    pages.field(browser, "Workspace").clear()
+    pages.field(browser, "Workspace").send_keys("nobody-else")
+    pages.button(browser, "Sign in").click()
+    pages.wait_text(browser, "main", "This key cannot reach that workspace.")
