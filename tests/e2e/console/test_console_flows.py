@@ -296,6 +296,21 @@ def test_a_snapshot_opens_with_its_hash_verified(browser: Any, console_server: d
     assert tampered is False  # the browser's check can fail: one changed number is caught
 
 
+TRICKY = json.dumps({"\u00e9": 1, "a": [1.5, 1e21, 1e-7, 0.1, -0.0, 123456789012345, 5e-324, 2.5e20],
+                     "Z": None, "\u2028": "line\u2028sep", "b": 'quote" back\\ slash\n tab\t \u0001',
+                     "\U0001F600": True, "": {"y": [], "x": {}}})
+
+
+def test_the_browsers_canonical_json_is_the_servers(browser: Any) -> None:
+    """The bytes the snapshot hash covers: keys by UTF-16 code units, ECMAScript numbers and escapes."""
+    from agentkb.services.snapshot.canonical_json import canonical_bytes
+
+    ours = browser.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        import('./jcs.js').then(({ canonical }) => done(canonical(JSON.parse(arguments[0]))));""", TRICKY)
+    assert ours == canonical_bytes(json.loads(TRICKY)).decode("utf-8")
+
+
 def test_a_recall_trace_shows_what_was_returned_and_used(browser: Any, console_server: dict[str, Any]) -> None:
     status, recalled = call(console_server, "POST", "/ob1/recall", {
         "schema_version": "openbrain.agent_memory.recall.v1", "workspace_id": "demo",
@@ -366,7 +381,8 @@ def test_keyboard_reaches_every_action(browser: Any, console_server: dict[str, A
 def test_no_severe_entry_in_the_browser_console(browser: Any) -> None:
     entries = browser.get_log("browser")
     (SCREENSHOTS / "browser-console.json").write_text(json.dumps(entries, indent=1), encoding="utf-8")
-    (SCREENSHOTS / "measured.json").write_text(json.dumps({k: STATE.get(k) for k in ("ready_ms", "ready_signed_in_ms", "keyboard_actions")}), encoding="utf-8")
+    measured = {k: STATE.get(k) for k in ("ready_ms", "ready_signed_in_ms", "keyboard_actions")}
+    (SCREENSHOTS / "measured.json").write_text(json.dumps(measured), encoding="utf-8")
     assert [e for e in entries if e["level"] == "SEVERE"] == []
 
 
