@@ -4,41 +4,15 @@ serve` on a free loopback port with a demo data dir of its own. Nothing download
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import os
 import re
-import shutil
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[3]
-CHROMIUM = os.environ.get("AGENTKB_CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("AGENTKB_CHROMEDRIVER", "/usr/bin/chromedriver")
-SCREENSHOTS = Path(os.environ.get("AGENTKB_CONSOLE_SCREENSHOTS", REPO / ".build" / "console-screenshots"))
-
-
-def missing_browser() -> str | None:
-    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not shutil.which(p)]
-    if importlib.util.find_spec("selenium") is None:
-        missing.append("the selenium package (pip install -e '.[dev]')")
-    if missing:
-        return ("no browser for the console tests: missing " + ", ".join(missing) +
-                " (apt-get install chromium chromium-driver; `make dev-install` does it as root)")
-    return None
-
-
-def _env(data_dir: Path) -> dict[str, str]:
-    return {**os.environ, "AGENTKB_DATA_DIR": str(data_dir), "POWERTOOLS_METRICS_DISABLED": "true",
-            "POWERTOOLS_TRACE_DISABLED": "true",
-            "PYTHONPATH": os.pathsep.join([str(REPO / "functions"), str(REPO), os.environ.get("PYTHONPATH", "")])}
+from tests.e2e.console.support import CHROMEDRIVER, CHROMIUM, SCREENSHOTS, env_for, missing_browser
 
 
 @pytest.fixture(scope="package")
@@ -46,7 +20,7 @@ def console_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
     reason = missing_browser()
     if reason:
         pytest.skip(reason)
-    env = _env(tmp_path_factory.mktemp("console"))
+    env = env_for(tmp_path_factory.mktemp("console"))
     demo = subprocess.run([sys.executable, "-m", "agentkb.cli.main", "demo"], env=env, capture_output=True,
                           text=True, timeout=300, check=False)
     assert demo.returncode == 0, demo.stderr
@@ -83,17 +57,3 @@ def browser(console_server: dict[str, Any]) -> Iterator[Any]:
         yield driver
     finally:
         driver.quit()
-
-
-def call(server: dict[str, Any], method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    """The API as a client other than the browser (an agent, or the test checking what the console did)."""
-    request = urllib.request.Request(server["base"] + path, method=method,
-                                     data=json.dumps(body).encode() if body is not None else None)
-    request.add_header("Content-Type", "application/json")
-    request.add_header("X-API-Key", server["key"])
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            raw = response.read()
-            return response.status, json.loads(raw) if raw else None
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read() or b"null")

@@ -11,7 +11,7 @@ from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.e2e.console.conftest import SCREENSHOTS
+from tests.e2e.console.support import SCREENSHOTS
 
 WAIT_S = 20  # an upper bound for the page to show what it must; never a measured duration
 

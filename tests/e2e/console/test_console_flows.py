@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.console.conftest import SCREENSHOTS, call
+from tests.e2e.console.support import SCREENSHOTS, call
 
 pytestmark = pytest.mark.e2e
 pages = pytest.importorskip("tests.e2e.console.pages", reason="selenium is not installed")
