@@ -285,6 +285,8 @@ def test_a_snapshot_opens_with_its_hash_verified(browser: Any, console_server: d
     table = browser.find_element(By.CSS_SELECTOR, "main table").text
     assert all(word in table for word in ("task", "documents", "graph", "trusted-knowledge"))
     pages.shoot(browser, "snapshot")
+    link = browser.find_element(By.XPATH, "//main//table//a[normalize-space()='open the document']")
+    assert f"#/kbs/{STATE['kb']}/docs/" in link.get_attribute("href")
     STATE["snapshot"] = f"snapshots/{snapshot['snapshotId']}"
     tampered = browser.execute_async_script("""
         const done = arguments[arguments.length - 1];

@@ -4,6 +4,16 @@ import { api } from '../api.js';
 import { verifySnapshot } from '../jcs.js';
 import { h, clear, append, notice, showError, field, kv, table, pill } from '../ui.js';
 
+// agentkb://ws/<workspace>/kb/<kb>/documents/<document>#chunk=N -> the console's page of that document.
+const DOCUMENT = /^agentkb:\/\/ws\/[^/]+\/kb\/([^/]+)\/documents\/([^/#]+)/;
+
+function provenance(uri) {
+  const found = uri && DOCUMENT.exec(uri);
+  if (!found) return uri ? h('div', { class: 'small muted' }, uri) : null;
+  return h('div', { class: 'small' }, h('a', { href: `#/kbs/${found[1]}/docs/${found[2]}` }, 'open the document'),
+    h('span', { class: 'muted' }, ` ${uri}`));
+}
+
 async function showSnapshot(out, id) {
   const { data } = await api('GET', `/v1/snapshots/${encodeURIComponent(id)}`);
   const check = await verifySnapshot(data);
@@ -23,7 +33,7 @@ async function showSnapshot(out, id) {
     table(['Rank', 'Class', 'Trust tier', 'Classification', 'Tokens', 'Source', 'Content'],
       data.items.map((item) => [String(item.rank), pill(item.class), item.trustTier || '–',
         item.classification || '–', String(item.tokens), [h('div', { class: 'mono small' }, item.sourceId),
-          item.provenance ? h('div', { class: 'small muted' }, item.provenance) : null],
+          provenance(item.provenance)],
         h('details', null, h('summary', null, 'text'), h('pre', null, item.content || ''))])),
     h('h3', null, `Exclusions (${(data.exclusions || []).length})`),
     (data.exclusions || []).length ? table(['Source', 'Reason'], data.exclusions.map((x) => [
