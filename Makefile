@@ -7,7 +7,7 @@ PORT  ?= 8787
 export POWERTOOLS_METRICS_DISABLED ?= true
 export POWERTOOLS_TRACE_DISABLED ?= true
 
-.PHONY: install dev-install run serve demo test test-fast test-live lint fuzz bench clean
+.PHONY: install dev-install browser run serve demo test test-fast test-live lint fuzz bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -33,7 +33,19 @@ $(CHECKOV): | $(PY)
 
 install: $(VENV)/.install.stamp
 
-dev-install: $(VENV)/.dev.stamp node_modules/.package-lock.json $(CHECKOV)
+dev-install: $(VENV)/.dev.stamp node_modules/.package-lock.json $(CHECKOV) browser
+
+# The console's browser tests (tests/e2e/console) drive Debian's chromium with its chromedriver; nothing downloads a
+# browser. Installed with apt-get when root and missing; otherwise said plainly, and those tests skip with the reason.
+browser:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "make: installing chromium and chromium-driver for the console's browser tests (apt-get)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; } || \
+		echo "make: could not install chromium; tests/e2e/console will skip"; \
+	else echo "make: no /usr/bin/chromium or /usr/bin/chromedriver and not root to apt-get them:" \
+		"tests/e2e/console will skip (as root: apt-get install chromium chromium-driver)"; fi
 
 # Demo workspace, knowledge base, dev key and corpus (idempotent), then the local API on $(HOST):$(PORT).
 run: install

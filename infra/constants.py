@@ -183,6 +183,9 @@ FUNCTIONS = (
 
 # Routes: (method, path, function, authenticated), derived from the API's own route table so the two never drift.
 ROUTES = tuple((r.method, r.path, r.function, r.scope is not None) for r in API_ROUTES)
+# The web console's files on the API's own stage (infra/components/console.py): public GETs into this function.
+CONSOLE_PATHS = ("/console", "/console/{proxy+}")
+CONSOLE_FUNCTION = "search"
 # Method throttles tighter than the stage default (writes are the expensive path).
 METHOD_THROTTLES = MappingProxyType(
     {

@@ -12,6 +12,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from infra import constants as c
+from infra.components.console import add_console
 from infra.components.method_not_allowed import add_method_not_allowed
 from infra.config import DeploymentConfig
 from infra.nag import acknowledge, checkov_skip
@@ -99,6 +100,7 @@ class ServiceApi(Construct):
             "Validator", validate_request_body=True, validate_request_parameters=True
         )
         self._routes(config, functions)
+        self.console_methods = add_console(self.api, functions[c.CONSOLE_FUNCTION])
         self.method_not_allowed = add_method_not_allowed(self.api)
         self._gateway_responses()
         self._usage_plans(config)

@@ -207,7 +207,8 @@ def test_routes_are_wired_to_their_functions(synthesized):
         wired[(verb, path)] = function_name
     assert wired == {(v, p): f for v, p, f, _ in c.ROUTES}
     paths = {p for _, p, _, _ in c.ROUTES}  # and one ANY per path: its 405 (test_other_methods_answer_405)
-    synthesized.api.resource_count_is("AWS::ApiGateway::Method", len(c.ROUTES) + len(paths))
+    console = len(api.console_methods)  # GET /console and /console/{proxy+} (test_infra_console.py)
+    synthesized.api.resource_count_is("AWS::ApiGateway::Method", len(c.ROUTES) + len(paths) + console)
 
 
 def test_other_methods_of_a_routed_path_answer_the_functions_405(synthesized):

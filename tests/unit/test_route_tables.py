@@ -12,6 +12,7 @@ from pathlib import Path
 
 from agentkb.api.routers import FUNCTION_ROUTES, function_openapi, openapi_document
 from agentkb.api.routes_table import ROUTES, match_route
+from agentkb.console.static import console_response
 from contracts.upstream import CONTRACTS
 from infra import constants as c
 
@@ -67,8 +68,14 @@ def _interface_sections() -> tuple[str, str]:
 
 
 def _served_route(method: str, path: str) -> str | None:
-    route = match_route(method, re.sub(r"\{\w+\}", "x", path))
-    return route[0].operation_id if route else None
+    """The operationId serving a named route; "console" for the web console's files, which the search function
+    answers outside the route table (agentkb/console/static.py: no operation, not in /openapi.json)."""
+    concrete = re.sub(r"\{\w+\}", "x", path)
+    route = match_route(method, concrete)
+    if route:
+        return route[0].operation_id
+    answer = console_response(method, concrete)
+    return "console" if answer is not None and answer["statusCode"] < 400 else None
 
 
 def _documented_routes() -> set[str]:

@@ -123,6 +123,7 @@ def run_demo(ports: Ports, host: str, port: int) -> None:
         print(f"# {title}\n{command}\n")
     print(f"# Health and the OpenAPI document (no key)\ncurl -s {base}/health\n"
           f"curl -s {base}/openapi.json | head -c 300\n")
+    print(f"# The console for people, in a browser: {base}/console/ (workspace '{WORKSPACE}', the key above)\n")
     _print_mcp(ports, state["key"])
 
 

@@ -17,6 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 from agentkb.api.functions import APPS
 from agentkb.api.routes_table import match_route
 from agentkb.config import get_settings
+from agentkb.console.static import with_console
 from agentkb.errors import BadRequest, DomainError
 from agentkb.local.http_body import Framing, TooLarge, declared_length, is_chunked, read_chunked, read_exact
 from agentkb.local.lambda_context import LocalLambdaContext
@@ -71,8 +72,9 @@ def _handler(function: str) -> Any:
                 import importlib
 
                 _handlers[function] = importlib.import_module(f"{function}.handler").lambda_handler
-            except ModuleNotFoundError:
-                _handlers[function] = APPS[function]()
+            except ModuleNotFoundError:  # an installed package has no functions/<fn>/: the app, as that handler
+                app = APPS[function]()  # would wrap it (search serves the console: functions/search/handler.py)
+                _handlers[function] = with_console(app) if function == "search" else app
         return _handlers[function]
 
 
@@ -230,6 +232,7 @@ def serve(host: str = "127.0.0.1", port: int = 8787, warm: bool = True,
 
         start(get_ports())
     print(f"agentkb serving on http://{host}:{server.server_port} (data: {get_settings().data_dir})", flush=True)
+    print(f"console: http://{host}:{server.server_port}/console/ (sign in with an API key)", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

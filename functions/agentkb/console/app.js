@@ -1,0 +1,88 @@
+// The console's shell: sign-in, navigation, hash routes (#/page/arg...), one page at a time in <main>.
+import { api, ApiError, whenUnauthorized } from './api.js';
+import { methods, session } from './signin.js';
+import { h, clear, notice } from './ui.js';
+import * as kbs from './pages/kbs.js';
+import * as search from './pages/search.js';
+import * as review from './pages/review.js';
+import * as memories from './pages/memories.js';
+import * as traces from './pages/traces.js';
+import * as snapshots from './pages/snapshots.js';
+import * as graph from './pages/graph.js';
+
+const PAGES = [
+  ['kbs', 'Knowledge bases', kbs], ['search', 'Search', search], ['review', 'Memory review', review],
+  ['memories', 'Memories', memories], ['traces', 'Recall traces', traces], ['snapshots', 'Snapshots', snapshots],
+  ['graph', 'Graph', graph],
+];
+const main = document.getElementById('main');
+let signInNote = '';
+
+async function verify(credential) {
+  if (!credential.secret || !credential.workspace) return 'Enter a workspace and an API key.';
+  session.set(credential);
+  try {
+    await api('GET', '/api/v2/knowledge/bases', { query: { workspaceId: credential.workspace, limit: 1 },
+      signingIn: true });
+  } catch (error) {
+    session.clear();
+    if (error instanceof ApiError && error.status === 401) return 'This API key is not valid here.';
+    if (error instanceof ApiError && error.status === 404) return 'This key cannot reach that workspace.';
+    return error.message;
+  }
+  signInNote = '';
+  if (!location.hash || location.hash === '#/signin') location.hash = '#/kbs';
+  route();
+  return null;
+}
+
+function renderSignIn() {
+  document.getElementById('top').hidden = true;
+  document.title = 'Sign in - agentkb console';
+  clear(main, h('section', { class: 'signin card' },
+    h('h1', null, 'Sign in to agentkb'),
+    h('p', { class: 'muted small' }, 'Your key stays in this tab (sessionStorage) and travels only as a header ' +
+      'to this origin.'),
+    signInNote ? notice('warn', signInNote) : null,
+    methods.map((method) => method.render(verify))));
+  document.getElementById('signin-workspace').focus();
+}
+
+function renderNav(current) {
+  const nav = document.getElementById('nav');
+  clear(nav, PAGES.map(([id, label]) => h('a', { href: `#/${id}`, 'aria-current': id === current ? 'page' : null },
+    label)));
+  document.getElementById('who').textContent = `workspace ${session.workspace()}`;
+  document.getElementById('top').hidden = false;
+}
+
+let generation = 0;
+export function current() { return generation; }
+
+async function route() {
+  if (!session.get()) { renderSignIn(); return; }
+  const [name, ...args] = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  const page = PAGES.find(([id]) => id === name) || PAGES[0];
+  generation += 1;
+  renderNav(page[0]);
+  document.title = `${page[1]} - agentkb console`;
+  clear(main);
+  try {
+    await page[2].render(main, args, session.workspace());
+  } catch (error) {
+    clear(main, notice('bad', error.message || String(error)));
+  }
+}
+
+whenUnauthorized(() => {
+  session.clear();
+  signInNote = 'The API refused the key (401): sign in again.';
+  renderSignIn();
+});
+document.getElementById('signout').addEventListener('click', () => {
+  session.clear();
+  signInNote = 'Signed out.';
+  renderSignIn();
+});
+window.addEventListener('hashchange', route);
+route().then(() => { document.documentElement.dataset.ready = String(Math.round(performance.now())); });

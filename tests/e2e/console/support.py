@@ -1,0 +1,47 @@
+"""What the console's browser tests share: where the browser is, why it is missing, the API as another client."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[3]
+CHROMIUM = os.environ.get("AGENTKB_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("AGENTKB_CHROMEDRIVER", "/usr/bin/chromedriver")
+SCREENSHOTS = Path(os.environ.get("AGENTKB_CONSOLE_SCREENSHOTS", REPO / ".build" / "console-screenshots"))
+
+
+def missing_browser() -> str | None:
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not shutil.which(p)]
+    if importlib.util.find_spec("selenium") is None:
+        missing.append("the selenium package (pip install -e '.[dev]')")
+    if missing:
+        return ("no browser for the console tests: missing " + ", ".join(missing) +
+                " (apt-get install chromium chromium-driver; `make dev-install` does it as root)")
+    return None
+
+
+def env_for(data_dir: Path) -> dict[str, str]:
+    return {**os.environ, "AGENTKB_DATA_DIR": str(data_dir), "POWERTOOLS_METRICS_DISABLED": "true",
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            "PYTHONPATH": os.pathsep.join([str(REPO / "functions"), str(REPO), os.environ.get("PYTHONPATH", "")])}
+
+
+def call(server: dict[str, Any], method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    """The API as a client other than the browser (an agent, or the test checking what the console did)."""
+    request = urllib.request.Request(server["base"] + path, method=method,
+                                     data=json.dumps(body).encode() if body is not None else None)
+    request.add_header("Content-Type", "application/json")
+    request.add_header("X-API-Key", server["key"])
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            raw = response.read()
+            return response.status, json.loads(raw) if raw else None
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"null")

@@ -1,0 +1,94 @@
+"""The console's files through the search function's real lambda_handler (what `agentkb serve` and the API
+stage call): the policy headers, the redirect that keeps a stage, only this folder's files, and the API untouched."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentkb.console import static
+from tests.helpers import http_event, invoke, rest_event
+
+FILES = sorted(p.relative_to(static.ROOT).as_posix() for p in static.ROOT.rglob("*") if p.suffix in static.TYPES)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_every_file_is_served_with_its_type_and_the_strict_policy(name: str) -> None:
+    response = invoke("search", rest_event("GET", f"/console/{name}"))
+    assert response["statusCode"] == 200
+    headers = response["headers"]
+    assert headers["Content-Type"] == static.TYPES["." + name.rsplit(".", 1)[-1]]
+    assert headers["Content-Security-Policy"] == static.CSP and headers["X-Content-Type-Options"] == "nosniff"
+    assert response["body"] == (static.ROOT / name).read_text(encoding="utf-8")
+
+
+def test_the_policy_allows_this_origin_only() -> None:
+    directives = dict(d.strip().split(" ", 1) for d in static.CSP.split(";"))
+    assert directives["default-src"] == "'none'" and directives["frame-ancestors"] == "'none'"
+    assert all(v in ("'self'", "'none'") for v in directives.values())  # no host, no 'unsafe-inline', no data:
+
+
+def test_no_file_names_another_host() -> None:
+    for name in FILES:
+        text = (static.ROOT / name).read_text(encoding="utf-8")
+        hosts = [w for w in text.split() if "://" in w and "schemas.openxmlformats.org" not in w
+                 and "www.w3.org/2000/svg" not in w]
+        assert hosts == [], name  # XML namespaces are names, never fetched
+
+
+def test_the_root_redirects_relatively_and_the_index_answers_the_folder() -> None:
+    redirect = invoke("search", rest_event("GET", "/console"))
+    assert redirect["statusCode"] == 308 and redirect["headers"]["Location"] == "console/"
+    index = invoke("search", http_event("GET", "/console/"))  # HTTP API v2 too
+    assert index["statusCode"] == 200 and '<script type="module" src="app.js">' in index["body"]
+
+
+@pytest.mark.parametrize("path", ["/console/static.py", "/console/__init__.py", "/console/../config.py",
+                                  "/console/pages/../../errors.py", "/console/nope.js", "/console/.hidden.js",
+                                  "/console/a/b/c.js", "/console/%2e%2e/config.py"])
+def test_nothing_else_is_reachable(path: str) -> None:
+    response = invoke("search", rest_event("GET", path))
+    assert response["statusCode"] == 404 and "Content-Security-Policy" in response["headers"]
+    assert "import" not in response["body"]
+
+
+def test_writes_are_refused_and_the_api_is_untouched() -> None:
+    refused = invoke("search", rest_event("POST", "/console/app.js", {}))
+    assert refused["statusCode"] == 405 and refused["headers"]["Allow"] == "GET, HEAD"
+    health = invoke("search", rest_event("GET", "/health"))
+    assert health["statusCode"] == 200 and json.loads(health["body"])["status"] == "ok"
+    assert "Content-Security-Policy" not in (health.get("headers") or {})
+    unknown = invoke("search", rest_event("GET", "/consoles"))
+    assert unknown["statusCode"] == 404 and json.loads(unknown["body"])["error"]["code"] == "NOT_FOUND"
+    assert invoke("search", {"operation": "health"})["statusCode"] == 200  # direct invocation passes through
+
+
+def test_an_installed_package_without_functions_dir_serves_the_console_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pip install agentkb` ships agentkb/ only: the local gateway falls back to the bare search app, wrapped."""
+    import importlib
+
+    from agentkb.local import server
+
+    real = importlib.import_module
+
+    def no_handler_modules(name: str, package: str | None = None) -> object:
+        if name.endswith(".handler"):
+            raise ModuleNotFoundError(name)
+        return real(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", no_handler_modules)
+    monkeypatch.setattr(server, "_handlers", {})
+    page = server.dispatch(server.to_rest_event("GET", "/console/", {}, b""))
+    assert page["statusCode"] == 200 and page["headers"]["Content-Security-Policy"] == static.CSP
+    health = server.dispatch(server.to_rest_event("GET", "/health", {}, b""))
+    assert health["statusCode"] == 200
+
+
+def test_an_unchanged_file_revalidates_with_304() -> None:
+    first = invoke("search", rest_event("GET", "/console/app.js"))
+    etag = first["headers"]["ETag"]
+    again = invoke("search", rest_event("GET", "/console/app.js", headers={"If-None-Match": etag}))
+    assert again["statusCode"] == 304 and again["body"] == "" and again["headers"]["ETag"] == etag
+    other = invoke("search", rest_event("GET", "/console/app.js", headers={"If-None-Match": '"stale"'}))
+    assert other["statusCode"] == 200 and other["body"] == first["body"]
