@@ -101,5 +101,6 @@ def test_no_route_the_interface_plans_is_served_yet() -> None:
     # A planned route that ships moves out of its "planned" section, so the document never undersells the API.
     _, planned = _interface_sections()
     named = _named_routes(planned)
-    assert named, "docs/interface.md plans routes: the parse found none"
+    mentioned = set(re.findall(r"`(?:GET|POST|PUT|PATCH|DELETE) /[^`\s?]*", planned))
+    assert len(named) >= len(mentioned), f"docs/interface.md plans {sorted(mentioned)}: the parse missed some"
     assert {f"{m} {p}" for m, p in named if _served_route(m, p)} == set()

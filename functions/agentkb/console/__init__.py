@@ -1,1 +1,0 @@
-"""The web console for people: static files (index.html, app.js, app.css, pages/) and the code that serves them."""

@@ -13,7 +13,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.e2e.console.support import SCREENSHOTS
 
-WAIT_S = 20  # an upper bound for the page to show what it must; never a measured duration
+WAIT_S = 60  # an upper bound (shared, loaded machines) for the page to show what it must; never a measured duration
 
 
 def wait_css(driver: Any, css: str) -> WebElement:
