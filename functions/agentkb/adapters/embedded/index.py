@@ -1,4 +1,5 @@
-"""Embedded index: tantivy BM25 legs beside SQLite and exact float32 cosine search with numpy."""
+"""Embedded index: tantivy BM25 legs beside SQLite; cosine search exact with numpy, or approximate with exact
+re-scoring for large KBs (vectors/nearest.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from agentkb.adapters.embedded.sqlite.db import Database
 from agentkb.adapters.embedded.sqlite.embedding_cache import dropped_texts, release_vectors
 from agentkb.adapters.embedded.sqlite.filters import compile_sql_filters
 from agentkb.adapters.embedded.vectors.chunk_table import ChunkTable, ChunkTables
+from agentkb.adapters.embedded.vectors.nearest import nearest
 from agentkb.models.domain import (
     Chunk,
     Document,
@@ -45,7 +47,7 @@ class SqliteIndex:
     def __init__(self, db: Database) -> None:
         self.db = db
         self.lexical = LexicalIndexes(db)
-        self.tables = ChunkTables()
+        self.tables = ChunkTables(db.path.parent / f"{db.path.name}.vectors")
 
     # -- writes -----------------------------------------------------------------------------------------
     def write_document(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk],
@@ -118,23 +120,14 @@ class SqliteIndex:
             table = self._table(conn, query.workspace_id, kb_id)
             if table is None or table.vectors.shape[1] != len(q):
                 continue
-            eligible = table.has_vector
+            allowed = None
             if query.filters:
                 pos, found = table.positions(self._allowed_rowids(conn, query, kb_id))
-                passes = np.zeros(len(table.rowids), dtype=bool)
-                passes[pos[found]] = True
-                eligible = eligible & passes
-            # Score the whole matrix, then pick the eligible scores: gathering rows first would copy the matrix.
-            candidates = None if eligible.all() else np.flatnonzero(eligible)
-            sims = table.vectors @ q if candidates is None else (table.vectors @ q)[candidates]
-            k = min(query.limit_per_kb, len(sims))
-            if k == 0:
-                continue
-            top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
-            rows = top if candidates is None else candidates[top]
-            order = np.lexsort((table.rowids[rows], -sims[top]))
+                allowed = np.zeros(len(table.rowids), dtype=bool)
+                allowed[pos[found]] = True
+            rows, sims = nearest(table, q, query.limit_per_kb, allowed)
             hits.extend(LegHit(table.chunk_ids[i], kb_id, table.document_ids[i], float(s))
-                        for i, s in zip(rows[order].tolist(), sims[top][order].tolist(), strict=True))
+                        for i, s in zip(rows.tolist(), sims.tolist(), strict=True))
         return hits
 
     def lexical_search(self, query: IndexQuery) -> list[LegHit]:
