@@ -52,39 +52,48 @@ class SqliteIndex:
     # -- writes -----------------------------------------------------------------------------------------
     def write_document(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk],
                        replaces: int | None = None) -> None:
+        with self.db.transaction() as conn:
+            self._write(conn, kb, document, chunks, replaces)
+            conn.execute("UPDATE knowledge_bases SET version = version + 1 WHERE id = ?", (kb.id,))
+
+    def write_documents(self, kb: KnowledgeBase, items: Sequence[tuple[Document, Sequence[Chunk]]]) -> None:
+        """The bulk path (an import of documents whose chunks carry their vectors): every document in one
+        transaction, the KB's version moved once; the next search appends the new rows to the vector table in
+        one contiguous read."""
+        with self.db.transaction() as conn:
+            for document, chunks in items:
+                self._write(conn, kb, document, chunks, None)
+            conn.execute("UPDATE knowledge_bases SET version = version + 1 WHERE id = ?", (kb.id,))
+
+    def _write(self, conn: sqlite3.Connection, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk],
+               replaces: int | None) -> None:
         slots = {t.slot: document.tags.get(t.tag_name) for t in kb.tag_definitions}
         slot_values = {s: (int(v) if isinstance(v, bool) else v) for s, v in slots.items()}
         columns = ["id", "workspace_id", "knowledge_base_id", "document_id", "chunk_index", "content",
                    "token_count", "content_hash", "embedding", "pages", "context", "secret", *slot_values]
         sql = f"INSERT INTO chunks ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-        self._write(kb, document, chunks, sql, slot_values, replaces)
-
-    def _write(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk], sql: str,
-               slot_values: dict[str, Any], replaces: int | None) -> None:
-        with self.db.transaction() as conn:
-            check_revision(conn, document, replaces)  # at commit: the embedding ran before, outside any lock
-            dropped = dropped_texts(conn, "document_id = ?", (document.id,))
-            conn.execute("DELETE FROM chunks WHERE document_id = ?", (document.id,))
-            conn.execute(
-                "INSERT INTO documents (id, knowledge_base_id, workspace_id, name, source_url, content_hash, tags,"
-                " chunk_count, token_count, created_at, revision, source_path, status, error, content, secret_chunks)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT(id) DO UPDATE SET name=excluded.name, source_url=excluded.source_url,"
-                " content_hash=excluded.content_hash, tags=excluded.tags, chunk_count=excluded.chunk_count,"
-                " token_count=excluded.token_count, revision=excluded.revision, source_path=excluded.source_path,"
-                " status=excluded.status, error=excluded.error, content=excluded.content,"
-                " secret_chunks=excluded.secret_chunks",
-                (document.id, kb.id, kb.workspace_id, document.name, document.source_url, document.content_hash,
-                 json.dumps(document.tags), document.chunk_count, document.token_count, document.created_at,
-                 document.revision, document.source_path, document.status, document.error, document.content,
-                 None if document.secret_chunks is None else json.dumps(list(document.secret_chunks))))
-            conn.executemany(sql, [
-                (c.id, kb.workspace_id, kb.id, document.id, c.chunk_index, c.content, c.token_count,
-                 c.content_hash, np.asarray(c.embedding, dtype=np.float32).tobytes() if c.embedding else None,
-                 json.dumps(list(c.pages)) if c.pages else None, c.context, int(c.secret), *slot_values.values())
-                for c in chunks])
-            release_vectors(conn, kb.profile.key, dropped)  # after the new chunks: text they keep keeps its vector
-            conn.execute("UPDATE knowledge_bases SET version = version + 1 WHERE id = ?", (kb.id,))
+        check_revision(conn, document, replaces)  # at commit: the embedding ran before, outside any lock
+        dropped = dropped_texts(conn, "document_id = ?", (document.id,))
+        conn.execute("DELETE FROM chunks WHERE document_id = ?", (document.id,))
+        conn.execute(
+            "INSERT INTO documents (id, knowledge_base_id, workspace_id, name, source_url, content_hash, tags,"
+            " chunk_count, token_count, created_at, revision, source_path, status, error, content, secret_chunks)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT(id) DO UPDATE SET name=excluded.name, source_url=excluded.source_url,"
+            " content_hash=excluded.content_hash, tags=excluded.tags, chunk_count=excluded.chunk_count,"
+            " token_count=excluded.token_count, revision=excluded.revision, source_path=excluded.source_path,"
+            " status=excluded.status, error=excluded.error, content=excluded.content,"
+            " secret_chunks=excluded.secret_chunks",
+            (document.id, kb.id, kb.workspace_id, document.name, document.source_url, document.content_hash,
+             json.dumps(document.tags), document.chunk_count, document.token_count, document.created_at,
+             document.revision, document.source_path, document.status, document.error, document.content,
+             None if document.secret_chunks is None else json.dumps(list(document.secret_chunks))))
+        conn.executemany(sql, [
+            (c.id, kb.workspace_id, kb.id, document.id, c.chunk_index, c.content, c.token_count,
+             c.content_hash, np.asarray(c.embedding, dtype=np.float32).tobytes() if c.embedding else None,
+             json.dumps(list(c.pages)) if c.pages else None, c.context, int(c.secret), *slot_values.values())
+            for c in chunks])
+        release_vectors(conn, kb.profile.key, dropped)  # after the new chunks: text they keep keeps its vector
 
     def delete_knowledge_base(self, kb: KnowledgeBase) -> None:
         """Every chunk, vector and BM25 entry of the KB (the lexical log's delete trigger takes the BM25 entries)."""

@@ -23,6 +23,7 @@ from agentkb.adapters.embedded.vectors.ann_files import SAVE_EVERY, AnnFiles
 from agentkb.adapters.embedded.vectors.store import ChunkTable, KbVectors
 
 __all__ = ["ChunkTable", "ChunkTables"]
+BULK_ROWS = 20_000  # rows changed at once above which (and above a quarter of the table) the KB is read whole
 
 
 @dataclass
@@ -106,11 +107,13 @@ class ChunkTables:
         return kb
 
     def _apply(self, conn: sqlite3.Connection, kb_id: str, kb: _Kb, touched: np.ndarray, head: int) -> None:
-        if len(touched):
+        if len(touched) > max(BULK_ROWS, kb.store.n // 4):  # a bulk write: one contiguous read beats lookups
+            kb.store = KbVectors(changes.read_rows(conn, kb_id, kb.store.width))
+        elif len(touched):
             kb.store.apply(touched, changes.read_rows(conn, kb_id, kb.store.width, touched))
-            if kb.ann is not None:
-                self._reindex(kb, kb.ann, touched)
-                kb.unsaved += len(touched)
+        if len(touched) and kb.ann is not None:
+            self._reindex(kb, kb.ann, touched)
+            kb.unsaved += len(touched)
         kb.seq = head
 
     @staticmethod

@@ -1,0 +1,165 @@
+"""The embedded vector table: a write changes only its own rows in memory, and the result always equals a fresh load
+from SQLite (appends, replaces that reuse rowids, deletes, compaction, bulk writes)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from agentkb.adapters.embedded.index import SqliteIndex
+from agentkb.adapters.embedded.sqlite.catalog import SqliteCatalog
+from agentkb.adapters.embedded.sqlite.db import Database
+from agentkb.adapters.embedded.vectors import changes, store
+from agentkb.adapters.embedded.vectors.chunk_table import ChunkTable, ChunkTables
+from agentkb.models.domain import Chunk, Document, EmbeddingProfile, KnowledgeBase
+
+WIDTH = 8
+KB = KnowledgeBase("kb-v", "ws-v", "Vectors", None, EmbeddingProfile("test-model", WIDTH), (), "2026-01-01T00:00:00Z")
+
+
+def unit(rng: np.random.Generator) -> list[float]:
+    v = rng.standard_normal(WIDTH)
+    return (v / np.linalg.norm(v)).astype(np.float32).tolist()  # type: ignore[no-any-return]
+
+
+def doc(name: str, n_chunks: int, rng: np.random.Generator, revision: int = 1) -> tuple[Document, list[Chunk]]:
+    chunks = [Chunk(f"{name}:{revision}:{i}", name, i, f"text {name} {i}", 3, f"h-{name}-{revision}-{i}",
+                    None if i == 1 and n_chunks > 2 else unit(rng)) for i in range(n_chunks)]
+    return Document(name, KB.id, KB.workspace_id, name, None, f"h-{name}-{revision}", {}, n_chunks, 3 * n_chunks,
+                    "2026-01-01T00:00:00Z", revision), chunks
+
+
+def make_index(tmp_path: Path) -> SqliteIndex:
+    db = Database(tmp_path / "v.sqlite3")
+    SqliteCatalog(db).create_knowledge_base(KB)
+    return SqliteIndex(db)
+
+
+def table(index: SqliteIndex) -> ChunkTable:
+    return index.tables.get(index.db.connection(), KB.id)
+
+
+def assert_same_as_fresh(index: SqliteIndex) -> None:
+    """The cached table, live rows only, equals a table a new process reads whole from SQLite."""
+    mine = table(index)
+    fresh = ChunkTables().get(index.db.connection(), KB.id)
+    live = np.flatnonzero(mine.live)
+    assert mine.rowids[live].tolist() == fresh.rowids.tolist()
+    assert [mine.chunk_ids[i] for i in live] == fresh.chunk_ids[:len(fresh.rowids)]
+    assert [mine.document_ids[i] for i in live] == fresh.document_ids[:len(fresh.rowids)]
+    assert mine.has_vector[live].tolist() == fresh.has_vector.tolist()
+    assert np.array_equal(mine.vectors[live], fresh.vectors)
+    assert mine.version == fresh.version
+
+
+def full_reads(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    calls: list[Any] = []
+    real = changes.read_rows
+
+    def spy(conn: Any, kb_id: str, width: int, rowids: Any = None) -> Any:
+        calls.append(None if rowids is None else len(rowids))
+        return real(conn, kb_id, width, rowids)
+
+    monkeypatch.setattr(changes, "read_rows", spy)
+    return calls
+
+
+def test_a_write_reads_back_only_its_own_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a KB of 20 documents whose table this process has loaded
+    rng = np.random.default_rng(1)
+    index = make_index(tmp_path)
+    index.write_documents(KB, [doc(f"d{i}", 3, rng) for i in range(20)])
+    assert len(table(index).rowids) == 60
+    reads = full_reads(monkeypatch)
+    # When one one-chunk document is written
+    index.write_document(KB, *doc("new", 1, rng))
+    # Then the next search reads that one row back, nothing else, and the table equals a fresh load
+    assert len(table(index).rowids) == 61
+    assert reads == [1]
+    assert_same_as_fresh(index)
+
+
+def test_replacing_the_last_document_reuses_its_rowids_in_place(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    index = make_index(tmp_path)
+    index.write_documents(KB, [doc("a", 3, rng), doc("b", 3, rng)])
+    before = table(index).rowids.tolist()
+    # SQLite hands the replacement the rowids of the rows it just deleted (they were the highest)
+    index.write_document(KB, *doc("b", 3, rng, revision=2))
+    after = table(index)
+    assert after.rowids.tolist() == before
+    assert [after.chunk_ids[i] for i in range(3, 6)] == ["b:2:0", "b:2:1", "b:2:2"]
+    assert_same_as_fresh(index)
+
+
+def test_deleted_rows_are_no_longer_found_and_compaction_keeps_the_rest(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store, "COMPACT_MIN", 4)
+    rng = np.random.default_rng(3)
+    index = make_index(tmp_path)
+    index.write_documents(KB, [doc(f"d{i}", 2, rng) for i in range(10)])
+    gone = table(index).rowids[:2].tolist()
+    index.delete_document(KB, "d0")
+    _, found = table(index).positions(gone)
+    assert not found.any()
+    for i in range(1, 6):  # enough dead rows to compact
+        index.delete_document(KB, f"d{i}")
+    assert len(table(index).rowids) == 8  # compacted: dead entries are gone
+    assert_same_as_fresh(index)
+
+
+def test_any_sequence_of_writes_leaves_the_table_equal_to_sqlite(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store, "COMPACT_MIN", 8)
+    rng, pick = np.random.default_rng(4), random.Random(4)
+    index = make_index(tmp_path)
+    other = make_index_in(index.db)  # another process writing the same database
+    revisions: dict[str, int] = {}
+    for step in range(120):
+        name = f"d{pick.randrange(15)}"
+        writer = index if step % 3 else other
+        if name in revisions and pick.random() < 0.3:
+            writer.delete_document(KB, name)
+            del revisions[name]
+        else:
+            revisions[name] = revisions.get(name, 0) + 1
+            writer.write_document(KB, *doc(name, pick.randrange(1, 5), rng, revisions[name]))
+        if step % 4 == 0:
+            assert_same_as_fresh(index)
+    assert_same_as_fresh(index)
+
+
+def make_index_in(db: Database) -> SqliteIndex:
+    return SqliteIndex(Database(db.path))
+
+
+def test_a_pruned_log_makes_a_lagging_table_reload_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(changes, "KEEP_LOG", 2)
+    rng = np.random.default_rng(5)
+    index = make_index(tmp_path)
+    index.write_document(KB, *doc("a", 2, rng))
+    lagging = make_index_in(index.db)
+    table(lagging)
+    for i in range(6):  # another process writes and prunes the log past what `lagging` applied
+        index.write_document(KB, *doc(f"b{i}", 2, rng))
+        table(index)
+    assert not changes.complete_since(index.db.connection(), lagging.tables._kbs[KB.id].seq)
+    reads = full_reads(monkeypatch)
+    assert len(table(lagging).rowids) == 14
+    assert reads == [None]
+    assert_same_as_fresh(lagging)
+
+
+def test_a_bulk_write_of_many_documents_lands_in_one_catch_up(tmp_path: Path) -> None:
+    rng = np.random.default_rng(6)
+    index = make_index(tmp_path)
+    index.write_document(KB, *doc("first", 2, rng))
+    version = table(index).version
+    index.write_documents(KB, [doc(f"bulk{i}", 4, rng) for i in range(300)])
+    assert table(index).version == version + 1
+    assert len(table(index).rowids) == 1202
+    assert_same_as_fresh(index)
