@@ -37,6 +37,11 @@ def fts_query(text: str) -> str | None:
     return " OR ".join(f'"{t}"' for t in terms[:MAX_QUERY_TERMS])
 
 
+def _vector_bytes(vector: Sequence[float] | np.ndarray | None) -> bytes | None:
+    """A chunk's float32 vector as stored (a list from the embedder, or an array from a bulk import)."""
+    return None if vector is None or len(vector) == 0 else np.asarray(vector, dtype=np.float32).tobytes()
+
+
 def _clean_metadata(tags: dict[str, Any]) -> dict[str, Any]:
     return {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in tags.items()}
 
@@ -90,7 +95,7 @@ class SqliteIndex:
              None if document.secret_chunks is None else json.dumps(list(document.secret_chunks))))
         conn.executemany(sql, [
             (c.id, kb.workspace_id, kb.id, document.id, c.chunk_index, c.content, c.token_count,
-             c.content_hash, np.asarray(c.embedding, dtype=np.float32).tobytes() if c.embedding else None,
+             c.content_hash, _vector_bytes(c.embedding),
              json.dumps(list(c.pages)) if c.pages else None, c.context, int(c.secret), *slot_values.values())
             for c in chunks])
         release_vectors(conn, kb.profile.key, dropped)  # after the new chunks: text they keep keeps its vector

@@ -4,7 +4,9 @@ Triggers log the rowid of every chunk inserted, updated or deleted in `vector_lo
 writes the chunk (like the lexical log). A cached table or a persisted index that applied the log up to seq S is
 caught up by re-reading the rows it names from what SQLite holds now: applying is idempotent (drop the rowid, then
 add it back if it still exists), so a crash between SQLite and any copy never loses or duplicates a chunk.
-The log is pruned to its last KEEP_LOG entries; a copy that fell further behind is rebuilt from SQLite.
+The log is pruned to its last KEEP_LOG entries; a copy that fell further behind is rebuilt from SQLite. Pruning
+never deletes the newest entry, so `seq` (a plain rowid alias: AUTOINCREMENT's bookkeeping per insert would cost a
+bulk write a third of its rate) only grows. No index beyond the key: a catch-up reads the short range after its seq.
 """
 
 from __future__ import annotations
@@ -19,8 +21,7 @@ from agentkb.adapters.embedded.sqlite.db import register_schema
 
 register_schema("vectors", """
 CREATE TABLE IF NOT EXISTS vector_log (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT, knowledge_base_id TEXT NOT NULL, chunk_rowid INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS vector_log_kb ON vector_log (knowledge_base_id, seq);
+    seq INTEGER PRIMARY KEY, knowledge_base_id TEXT NOT NULL, chunk_rowid INTEGER NOT NULL);
 CREATE TRIGGER IF NOT EXISTS chunks_vector_ai AFTER INSERT ON chunks BEGIN
     INSERT INTO vector_log (knowledge_base_id, chunk_rowid) VALUES (new.knowledge_base_id, new.rowid); END;
 CREATE TRIGGER IF NOT EXISTS chunks_vector_ad AFTER DELETE ON chunks BEGIN
@@ -50,8 +51,8 @@ class Rows:
 
 def head(conn: sqlite3.Connection) -> int:
     """The last sequence the log ever handed out (0: nothing logged yet)."""
-    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'vector_log'").fetchone()
-    return int(row[0]) if row else 0
+    row = conn.execute("SELECT max(seq) FROM vector_log").fetchone()
+    return int(row[0]) if row[0] is not None else 0
 
 
 def complete_since(conn: sqlite3.Connection, seq: int) -> bool:
@@ -72,7 +73,7 @@ def prune(conn: sqlite3.Connection) -> None:
     """Forget all but the last KEEP_LOG entries (a write, so only when there is much to forget)."""
     last = head(conn)
     row = conn.execute("SELECT min(seq) FROM vector_log").fetchone()
-    if row[0] is not None and last - int(row[0]) > KEEP_LOG + KEEP_LOG // 2:
+    if row[0] is not None and last - int(row[0]) > KEEP_LOG + KEEP_LOG // 2:  # never the newest entry
         conn.execute("DELETE FROM vector_log WHERE seq <= ?", (last - KEEP_LOG,))
 
 
