@@ -30,7 +30,6 @@ os.environ.setdefault("AGENTKB_RATE_LIMIT_PER_MINUTE", "1000000")
 os.environ.setdefault("LANCE_LOG", "error")
 
 import numpy as np  # noqa: E402
-import psutil  # noqa: E402
 
 from bench.beir import load_qrels, load_queries, percentile, require_dataset  # noqa: E402
 
@@ -77,16 +76,24 @@ def main() -> None:
             run.handler(text, kb, "hybrid")
             run.handler(text, kb, "vector")
     out["recall_at_10"] = run.recall(big)
-    out["rss_mb"] = round(psutil.Process().memory_info().rss / 2**20)
+    out["rss_mb"] = _rss_mb()
     out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     lance = None if args.no_lancedb else run.lancedb(cache, big, out)
     out.update(run.interleaved(big, small, lance))
     for label, kb in (("", big), ("small_", small)):
         out[f"{label}write_stall_ratio"] = run.write_stall(kb, label, out)
-    out["rss_mb_end"] = round(psutil.Process().memory_info().rss / 2**20)
+    out["rss_mb_end"] = _rss_mb()
     if out["small_hybrid_p50_ms"]:
         out["hybrid_p50_vs_small"] = round(out["hybrid_p50_ms"] / out["small_hybrid_p50_ms"], 2)
     print(json.dumps(out) if args.json else json.dumps(out, indent=1))
+
+
+def _rss_mb() -> int:
+    """This process's resident set now, MiB (Linux /proc; no dependency)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024)
+    return -1
 
 
 def _big_kb(cache: Path, small: str, args: argparse.Namespace) -> tuple[str, dict[str, Any]]:

@@ -32,6 +32,7 @@ CREATE TRIGGER IF NOT EXISTS chunks_vector_au AFTER UPDATE OF embedding, id, doc
 
 KEEP_LOG = 500_000  # entries kept; a copy further behind is rebuilt from SQLite (persisted indexes save sooner)
 PAGE = 32_768  # rows per read: bounded memory whatever the KB's size
+HEADROOM = 1.5
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,10 @@ def read_rows(conn: sqlite3.Connection, kb_id: str, width: int, rowids: np.ndarr
     return concat(parts, width)
 
 
-def _fill(cursor: sqlite3.Cursor, capacity: int, width: int) -> Rows:
+def _fill(cursor: sqlite3.Cursor, count: int, width: int) -> Rows:
+    # Headroom for appends: zero pages cost no memory until written, and the table adopts these arrays
+    # (vectors/store.py), so a KB read whole is never copied into bigger ones.
+    capacity = int(count * HEADROOM) + 16
     rowids = np.zeros(capacity, np.int64)
     vectors = np.zeros((capacity, width), np.float32)
     has_vector = np.zeros(capacity, bool)

@@ -55,12 +55,14 @@ class KbVectors:
     def _set(self, rows: Rows) -> None:
         n = len(rows.rowids)
         capacity = max(16, int(n * GROWTH))
-        self.rowids = np.zeros(capacity, np.int64)
-        self.vectors = np.zeros((capacity, self.width), np.float32)
-        self.has_vector = np.zeros(capacity, bool)
-        self.live = np.zeros(capacity, bool)
-        self.rowids[:n], self.vectors[:n], self.has_vector[:n], self.live[:n] = (
-            rows.rowids, rows.vectors, rows.has_vector, True)
+        self.rowids = _buffer(rows.rowids, n, capacity)
+        self.vectors = _buffer(rows.vectors, n, capacity)
+        self.has_vector = _buffer(rows.has_vector, n, capacity)
+        if not len(self.rowids) == len(self.vectors) == len(self.has_vector):
+            self.rowids, self.vectors, self.has_vector = (_buffer(a[:n].copy(), n, capacity)
+                                                          for a in (self.rowids, self.vectors, self.has_vector))
+        self.live = np.zeros(len(self.rowids), bool)
+        self.live[:n] = True
         self.chunk_ids, self.document_ids = list(rows.chunk_ids), list(rows.document_ids)
         self.n, self.dead = n, 0
 
@@ -146,3 +148,14 @@ class KbVectors:
 
     def _compact(self) -> None:
         self._set(self._rows())
+
+
+def _buffer(view: np.ndarray, n: int, capacity: int) -> np.ndarray:
+    """The array `view` starts (when it has room past its n rows: adopted, not copied), else a copy with room."""
+    base = view.base
+    if (isinstance(base, np.ndarray) and base.shape[1:] == view.shape[1:] and len(base) > n and base.flags.c_contiguous
+            and base.ctypes.data == view.ctypes.data and base.dtype == view.dtype):
+        return base
+    out = np.zeros((capacity, *view.shape[1:]), view.dtype)
+    out[:n] = view
+    return out
