@@ -11,10 +11,12 @@ import numpy as np
 import pytest
 
 from agentkb.adapters.embedded.index import SqliteIndex
+from agentkb.adapters.embedded.lexical.tantivy import LexicalIndexes
 from agentkb.adapters.embedded.sqlite.db import Database
 from agentkb.adapters.embedded.vectors import changes, store
 from agentkb.adapters.embedded.vectors.chunk_table import ChunkTables
-from tests.unit.search.vector_kb import KB, doc, make_index, table
+from agentkb.models.domain import IndexQuery
+from tests.unit.search.vector_kb import KB, doc, make_index, table, unit
 
 
 def assert_same_as_fresh(index: SqliteIndex) -> None:
@@ -137,3 +139,33 @@ def test_a_bulk_write_of_many_documents_lands_in_one_catch_up(tmp_path: Path) ->
     assert table(index).version == version + 1
     assert len(table(index).rowids) == 1202
     assert_same_as_fresh(index)
+
+
+def test_a_process_that_searches_catches_up_in_the_writer_so_the_next_search_has_nothing_to_do(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a process that has searched the KB
+    rng = np.random.default_rng(7)
+    index = make_index(tmp_path)
+    index.write_document(KB, *doc("a", 2, rng))
+    query = IndexQuery(KB.workspace_id, (KB.id,), text="text", vector=unit(rng), limit_per_kb=10)
+    assert index.vector_search(query) and index.lexical_search(query)
+    # When it writes a document
+    index.write_document(KB, *doc("b", 2, rng))
+    reads = full_reads(monkeypatch)
+
+    def no_catch_up(*args: Any) -> None:
+        raise AssertionError("the search paid for the write")
+
+    monkeypatch.setattr(LexicalIndexes, "_catch_up", no_catch_up)
+    monkeypatch.setattr(ChunkTables, "_refresh", no_catch_up)
+    # Then the next search reads nothing back and finds the new document in both legs
+    assert {h.document_id for h in index.vector_search(query)} == {"a", "b"}
+    assert {h.document_id for h in index.lexical_search(query)} == {"a", "b"}
+    assert reads == []
+
+
+def test_a_process_that_never_searched_leaves_the_catch_up_to_the_first_search(tmp_path: Path) -> None:
+    rng = np.random.default_rng(8)
+    index = make_index(tmp_path)  # e.g. `agentkb ingest` of a folder: no tantivy commit per file
+    index.write_document(KB, *doc("a", 2, rng))
+    assert index.lexical._applied is None and not index.tables.cached(KB.id)

@@ -62,6 +62,9 @@ class ChunkTables:
             table = self._tables[kb_id] = self._refresh(conn, kb_id)
         return table
 
+    def cached(self, kb_id: str) -> bool:
+        return kb_id in self._tables
+
     def forget(self, kb_id: str) -> None:
         """Drop a deleted KB's table and index (a server with KB churn would otherwise keep every one it searched)."""
         with self._lock:
