@@ -47,6 +47,7 @@ def _faiss_ivf(x: np.ndarray, ids: np.ndarray, tmp: Path) -> dict[str, Any]:
     ann.save(tmp / "ivf.faiss")
     return {"build_s": build, "bytes": (tmp / "ivf.faiss").stat().st_size,
             "search": lambda q: ann.search(q, K + RESCORE, NPROBE, None),
+            "probes": lambda nprobe: lambda q: ann.search(q, K + RESCORE, nprobe, None),
             "update": lambda r, v: (ann.remove(r), ann.add(r, v))}
 
 
@@ -90,28 +91,36 @@ LIBRARIES: dict[str, Callable[[np.ndarray, np.ndarray, Path], dict[str, Any]]] =
     "faiss IVF-SQ8 (agentkb)": _faiss_ivf, "usearch HNSW i8": _usearch, "hnswlib HNSW f32": _hnswlib}
 
 
-def measure(x: np.ndarray, queries: np.ndarray, names: list[str]) -> dict[str, Any]:
+def _quality(x: np.ndarray, queries: np.ndarray, exact: list[set[int]],
+             search: Callable[[np.ndarray], np.ndarray]) -> tuple[float, float]:
+    """(recall@10 after exact re-scoring, p50 ms) of a search."""
+    latencies, recalls = [], []
+    for q, truth in zip(queries, exact, strict=True):
+        t0 = time.perf_counter()
+        found = search(q)
+        found = found[found >= 0]
+        top = found[np.argsort(-(x[found] @ q))[:K]]
+        latencies.append((time.perf_counter() - t0) * 1000)
+        recalls.append(len(truth & set(top.tolist())) / K)
+    return round(float(np.mean(recalls)), 4), round(percentile(latencies, 0.5), 3)
+
+
+def measure(x: np.ndarray, queries: np.ndarray, names: list[str], probes: list[int]) -> dict[str, Any]:
     ids = np.arange(len(x), dtype=np.int64)
     exact = [set(np.argpartition(-(x @ q), K)[:K].tolist()) for q in queries]
     out: dict[str, Any] = {}
     for name in names:
         with tempfile.TemporaryDirectory() as tmp:
             lib = LIBRARIES[name](x, ids, Path(tmp))
-            latencies, recalls = [], []
-            for q, truth in zip(queries, exact, strict=True):
-                t0 = time.perf_counter()
-                found = lib["search"](q)
-                found = found[found >= 0]
-                top = found[np.argsort(-(x[found] @ q))[:K]]
-                latencies.append((time.perf_counter() - t0) * 1000)
-                recalls.append(len(truth & set(top.tolist())) / K)
+            recall, p50 = _quality(x, queries, exact, lib["search"])
+            sweep = {str(n): _quality(x, queries, exact, lib["probes"](n)) for n in probes} if "probes" in lib else {}
             rows = np.random.default_rng(1).choice(len(x), UPDATES, replace=False).astype(np.int64)
             t0 = time.perf_counter()
             lib["update"](rows, x[rows])
             out[name] = {"build_s": round(lib["build_s"], 1), "index_mb": round(lib["bytes"] / 2**20, 1),
-                         "recall_at_10": round(float(np.mean(recalls)), 4),
-                         "p50_ms": round(percentile(latencies, 0.5), 3),
-                         "update_ms_per_1000_rows": round((time.perf_counter() - t0) * 1000, 1)}
+                         "recall_at_10": recall, "p50_ms": p50,
+                         "update_ms_per_1000_rows": round((time.perf_counter() - t0) * 1000, 1),
+                         **({"recall_and_p50_by_lists_probed": sweep} if sweep else {})}
     return out
 
 
@@ -123,6 +132,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--noise", type=float, default=0.015)
     parser.add_argument("--only", action="append", choices=list(LIBRARIES), default=None)
+    parser.add_argument("--probes", default="", help="IVF lists to probe in a sweep, e.g. 32,64,128,256")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     os.environ.setdefault("AGENTKB_DATA_DIR", str(args.cache / "agentkb"))
@@ -133,7 +143,8 @@ def main() -> None:
     embedder = local_embedder()
     queries = np.asarray([embedder.embed_query(texts[q]) for q in list(qrels)[:args.queries]], np.float32)
     print(json.dumps({"bench": "ann_compare", "n": args.n, "noise": args.noise, "queries": len(queries),
-                      "libraries": measure(x, queries, args.only or list(LIBRARIES))}))
+                      "libraries": measure(x, queries, args.only or list(LIBRARIES),
+                                           [int(p) for p in args.probes.split(",") if p])}))
 
 
 if __name__ == "__main__":
