@@ -1,4 +1,5 @@
-"""Embedded index: tantivy BM25 legs beside SQLite and exact float32 cosine search with numpy."""
+"""Embedded index: tantivy BM25 legs beside SQLite; cosine search exact with numpy, or approximate with exact
+re-scoring for large KBs (vectors/nearest.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from agentkb.adapters.embedded.sqlite.db import Database
 from agentkb.adapters.embedded.sqlite.embedding_cache import dropped_texts, release_vectors
 from agentkb.adapters.embedded.sqlite.filters import compile_sql_filters
 from agentkb.adapters.embedded.vectors.chunk_table import ChunkTable, ChunkTables
+from agentkb.adapters.embedded.vectors.nearest import nearest
+from agentkb.errors import DependencyError
 from agentkb.models.domain import (
     Chunk,
     Document,
@@ -35,6 +38,11 @@ def fts_query(text: str) -> str | None:
     return " OR ".join(f'"{t}"' for t in terms[:MAX_QUERY_TERMS])
 
 
+def _vector_bytes(vector: Sequence[float] | np.ndarray | None) -> bytes | None:
+    """A chunk's float32 vector as stored (a list from the embedder, or an array from a bulk import)."""
+    return None if vector is None or len(vector) == 0 else np.asarray(vector, dtype=np.float32).tobytes()
+
+
 def _clean_metadata(tags: dict[str, Any]) -> dict[str, Any]:
     return {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in tags.items()}
 
@@ -45,44 +53,56 @@ class SqliteIndex:
     def __init__(self, db: Database) -> None:
         self.db = db
         self.lexical = LexicalIndexes(db)
-        self.tables = ChunkTables()
+        self.tables = ChunkTables(db.path.parent / f"{db.path.name}.vectors")
+        self._searched = False  # set by the first search: from then on writes catch the indexes up (_catch_up)
 
     # -- writes -----------------------------------------------------------------------------------------
     def write_document(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk],
                        replaces: int | None = None) -> None:
+        with self.db.transaction() as conn:
+            self._write(conn, kb, document, chunks, replaces)
+            conn.execute("UPDATE knowledge_bases SET version = version + 1 WHERE id = ?", (kb.id,))
+        self._catch_up(kb.id)
+
+    def write_documents(self, kb: KnowledgeBase, items: Sequence[tuple[Document, Sequence[Chunk]]]) -> None:
+        """The bulk path (an import of documents whose chunks carry their vectors): every document in one
+        transaction, the KB's version moved once; the next search appends the new rows to the vector table in
+        one contiguous read."""
+        with self.db.transaction() as conn:
+            for document, chunks in items:
+                self._write(conn, kb, document, chunks, None)
+            conn.execute("UPDATE knowledge_bases SET version = version + 1 WHERE id = ?", (kb.id,))
+        self._catch_up(kb.id)
+
+    def _write(self, conn: sqlite3.Connection, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk],
+               replaces: int | None) -> None:
         slots = {t.slot: document.tags.get(t.tag_name) for t in kb.tag_definitions}
         slot_values = {s: (int(v) if isinstance(v, bool) else v) for s, v in slots.items()}
         columns = ["id", "workspace_id", "knowledge_base_id", "document_id", "chunk_index", "content",
                    "token_count", "content_hash", "embedding", "pages", "context", "secret", *slot_values]
         sql = f"INSERT INTO chunks ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-        self._write(kb, document, chunks, sql, slot_values, replaces)
-
-    def _write(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk], sql: str,
-               slot_values: dict[str, Any], replaces: int | None) -> None:
-        with self.db.transaction() as conn:
-            check_revision(conn, document, replaces)  # at commit: the embedding ran before, outside any lock
-            dropped = dropped_texts(conn, "document_id = ?", (document.id,))
-            conn.execute("DELETE FROM chunks WHERE document_id = ?", (document.id,))
-            conn.execute(
-                "INSERT INTO documents (id, knowledge_base_id, workspace_id, name, source_url, content_hash, tags,"
-                " chunk_count, token_count, created_at, revision, source_path, status, error, content, secret_chunks)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT(id) DO UPDATE SET name=excluded.name, source_url=excluded.source_url,"
-                " content_hash=excluded.content_hash, tags=excluded.tags, chunk_count=excluded.chunk_count,"
-                " token_count=excluded.token_count, revision=excluded.revision, source_path=excluded.source_path,"
-                " status=excluded.status, error=excluded.error, content=excluded.content,"
-                " secret_chunks=excluded.secret_chunks",
-                (document.id, kb.id, kb.workspace_id, document.name, document.source_url, document.content_hash,
-                 json.dumps(document.tags), document.chunk_count, document.token_count, document.created_at,
-                 document.revision, document.source_path, document.status, document.error, document.content,
-                 None if document.secret_chunks is None else json.dumps(list(document.secret_chunks))))
-            conn.executemany(sql, [
-                (c.id, kb.workspace_id, kb.id, document.id, c.chunk_index, c.content, c.token_count,
-                 c.content_hash, np.asarray(c.embedding, dtype=np.float32).tobytes() if c.embedding else None,
-                 json.dumps(list(c.pages)) if c.pages else None, c.context, int(c.secret), *slot_values.values())
-                for c in chunks])
-            release_vectors(conn, kb.profile.key, dropped)  # after the new chunks: text they keep keeps its vector
-            conn.execute("UPDATE knowledge_bases SET version = version + 1 WHERE id = ?", (kb.id,))
+        check_revision(conn, document, replaces)  # at commit: the embedding ran before, outside any lock
+        dropped = dropped_texts(conn, "document_id = ?", (document.id,))
+        conn.execute("DELETE FROM chunks WHERE document_id = ?", (document.id,))
+        conn.execute(
+            "INSERT INTO documents (id, knowledge_base_id, workspace_id, name, source_url, content_hash, tags,"
+            " chunk_count, token_count, created_at, revision, source_path, status, error, content, secret_chunks)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT(id) DO UPDATE SET name=excluded.name, source_url=excluded.source_url,"
+            " content_hash=excluded.content_hash, tags=excluded.tags, chunk_count=excluded.chunk_count,"
+            " token_count=excluded.token_count, revision=excluded.revision, source_path=excluded.source_path,"
+            " status=excluded.status, error=excluded.error, content=excluded.content,"
+            " secret_chunks=excluded.secret_chunks",
+            (document.id, kb.id, kb.workspace_id, document.name, document.source_url, document.content_hash,
+             json.dumps(document.tags), document.chunk_count, document.token_count, document.created_at,
+             document.revision, document.source_path, document.status, document.error, document.content,
+             None if document.secret_chunks is None else json.dumps(list(document.secret_chunks))))
+        conn.executemany(sql, [
+            (c.id, kb.workspace_id, kb.id, document.id, c.chunk_index, c.content, c.token_count,
+             c.content_hash, _vector_bytes(c.embedding),
+             json.dumps(list(c.pages)) if c.pages else None, c.context, int(c.secret), *slot_values.values())
+            for c in chunks])
+        release_vectors(conn, kb.profile.key, dropped)  # after the new chunks: text they keep keeps its vector
 
     def delete_knowledge_base(self, kb: KnowledgeBase) -> None:
         """Every chunk, vector and BM25 entry of the KB (the lexical log's delete trigger takes the BM25 entries)."""
@@ -101,11 +121,28 @@ class SqliteIndex:
             release_vectors(conn, kb.profile.key, dropped)
             conn.execute("DELETE FROM documents WHERE id = ? AND knowledge_base_id = ?", (document_id, kb.id))
             conn.execute("UPDATE knowledge_bases SET version = version + 1 WHERE id = ?", (kb.id,))
+        self._catch_up(kb.id)
+
+    def _catch_up(self, kb_id: str) -> None:
+        """After a write commits, in the writer's thread: the BM25 indexes (a tantivy commit, ~100-300 ms here) and the
+        KB's vector table are brought up to it, so the searches that follow find them current instead of paying for
+        it (issue 26: a search right after a one-chunk write took 9.9x a steady one). Only in a process that
+        searches (a CLI ingest of a folder would pay a commit per file for nothing). Best effort: the write has
+        committed, and whatever is left is caught up by the next search."""
+        if not self._searched:
+            return
+        try:
+            self.lexical.refresh()
+            if self.tables.cached(kb_id):  # a KB this process never searched is read at its first search
+                self.tables.get(self.db.connection(), kb_id)
+        except (DependencyError, sqlite3.OperationalError):
+            pass
 
     # -- legs: ids and scores ---------------------------------------------------------------------------
     def _table(self, conn: sqlite3.Connection, workspace_id: str, kb_id: str) -> ChunkTable | None:
         # One read answers both questions: is the KB in this workspace (another's has no chunks here), and is the
         # cached table current.
+        self._searched = True
         row = conn.execute("SELECT version FROM knowledge_bases WHERE id = ? AND workspace_id = ?",
                            (kb_id, workspace_id)).fetchone()
         return self.tables.get(conn, kb_id, int(row[0])) if row else None
@@ -118,23 +155,14 @@ class SqliteIndex:
             table = self._table(conn, query.workspace_id, kb_id)
             if table is None or table.vectors.shape[1] != len(q):
                 continue
-            eligible = table.has_vector
+            allowed = None
             if query.filters:
                 pos, found = table.positions(self._allowed_rowids(conn, query, kb_id))
-                passes = np.zeros(len(table.rowids), dtype=bool)
-                passes[pos[found]] = True
-                eligible = eligible & passes
-            # Score the whole matrix, then pick the eligible scores: gathering rows first would copy the matrix.
-            candidates = None if eligible.all() else np.flatnonzero(eligible)
-            sims = table.vectors @ q if candidates is None else (table.vectors @ q)[candidates]
-            k = min(query.limit_per_kb, len(sims))
-            if k == 0:
-                continue
-            top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
-            rows = top if candidates is None else candidates[top]
-            order = np.lexsort((table.rowids[rows], -sims[top]))
+                allowed = np.zeros(len(table.rowids), dtype=bool)
+                allowed[pos[found]] = True
+            rows, sims = nearest(table, q, query.limit_per_kb, allowed)
             hits.extend(LegHit(table.chunk_ids[i], kb_id, table.document_ids[i], float(s))
-                        for i, s in zip(rows[order].tolist(), sims[top][order].tolist(), strict=True))
+                        for i, s in zip(rows.tolist(), sims.tolist(), strict=True))
         return hits
 
     def lexical_search(self, query: IndexQuery) -> list[LegHit]:

@@ -1,44 +1,48 @@
-"""Per knowledge base, in memory: every chunk's rowid, ids and float32 vector, refreshed when the KB's version moves.
+"""Per knowledge base, in memory: every chunk's rowid, ids and float32 vector, caught up when the KB's version moves.
 
-The legs score rowids (numpy for vectors, tantivy for BM25) and name their hits from this table, so no leg reads
-SQLite rows on the hot path; only the final top-k is hydrated from SQLite.
+The legs score rowids (numpy or the approximate index for vectors, tantivy for BM25) and name their hits from this
+table, so no leg reads SQLite rows on the hot path; only the final top-k is hydrated from SQLite.
+A table is read whole once per process (page by page into contiguous arrays, vectors/changes.py); after that a
+write costs the next search only its own rows, read back by rowid from the change log. A KB of THRESHOLD vectors
+or more also gets an approximate index (vectors/ann.py), persisted beside SQLite and caught up the same way.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from agentkb.adapters.embedded.vectors import changes
+from agentkb.adapters.embedded.vectors.ann import DROP_BELOW, THRESHOLD, Ann
+from agentkb.adapters.embedded.vectors.ann_files import SAVE_EVERY, AnnFiles
+from agentkb.adapters.embedded.vectors.store import ChunkTable, KbVectors
+
+__all__ = ["ChunkTable", "ChunkTables"]
+BULK_ROWS = 20_000  # rows changed at once above which (and above a quarter of the table) the KB is read whole
+
 
 @dataclass
-class ChunkTable:
-    version: int
-    rowids: np.ndarray  # int64, sorted
-    chunk_ids: list[str]
-    document_ids: list[str]
-    vectors: np.ndarray  # float32 [n, d], L2-normalised; zero rows where a chunk has no vector
-    has_vector: np.ndarray  # bool [n]
-
-    def positions(self, rowids: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(positions in this table, mask of the rowids found) for a batch of rowids."""
-        ids = np.asarray(rowids, dtype=np.int64)
-        if not len(self.rowids):
-            return np.zeros(len(ids), np.int64), np.zeros(len(ids), bool)
-        pos = np.searchsorted(self.rowids, ids)
-        safe = np.minimum(pos, len(self.rowids) - 1)
-        return safe, self.rowids[safe] == ids
+class _Kb:
+    store: KbVectors
+    seq: int  # the log sequence the store (and its index) reflect
+    ann: Ann | None = None
+    saved_seq: int = 0  # the stamp of the index's last persisted file
+    unsaved: int = 0  # rows changed since
 
 
 class ChunkTables:
     """The tables of every existing KB this process searched, checked against the KB version on each use."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: Path | None = None) -> None:
         self._tables: dict[str, ChunkTable] = {}
+        self._kbs: dict[str, _Kb] = {}
         self._lock = threading.Lock()
+        self.files = AnnFiles(root)
 
     def get(self, conn: sqlite3.Connection, kb_id: str, version: int | None = None) -> ChunkTable:
         """The KB's table at `version` (read from SQLite when the caller has not just read it)."""
@@ -46,7 +50,7 @@ class ChunkTables:
             row = conn.execute("SELECT version FROM knowledge_bases WHERE id = ?", (kb_id,)).fetchone()
             if row is None:  # deleted by another process, or never created: nothing to keep
                 self.forget(kb_id)
-                return _load(conn, kb_id, -1)
+                return KbVectors(changes.Rows.empty(1)).snapshot(-1, 0, None)
             version = int(row[0])
         cached = self._tables.get(kb_id)
         if cached is not None and cached.version == version:
@@ -55,24 +59,87 @@ class ChunkTables:
             cached = self._tables.get(kb_id)
             if cached is not None and cached.version == version:
                 return cached
-            table = self._tables[kb_id] = _load(conn, kb_id, version)
+            table = self._tables[kb_id] = self._refresh(conn, kb_id)
         return table
 
+    def cached(self, kb_id: str) -> bool:
+        return kb_id in self._tables
+
     def forget(self, kb_id: str) -> None:
-        """Drop a deleted KB's table (a server with KB churn would otherwise keep every one it ever searched)."""
+        """Drop a deleted KB's table and index (a server with KB churn would otherwise keep every one it searched)."""
         with self._lock:
             self._tables.pop(kb_id, None)
+            self._kbs.pop(kb_id, None)
+            self.files.drop(kb_id)
 
+    def _refresh(self, conn: sqlite3.Connection, kb_id: str) -> ChunkTable:
+        """Catch the KB up with SQLite in one read snapshot: its version, the log and the rows agree."""
+        own = not conn.in_transaction
+        if own:
+            conn.execute("BEGIN")
+        try:
+            row = conn.execute("SELECT version FROM knowledge_bases WHERE id = ?", (kb_id,)).fetchone()
+            version = int(row[0]) if row else -1
+            head = changes.head(conn)
+            kb = self._kbs.get(kb_id)
+            width = changes.width_of(conn, kb_id)
+            if kb is None or kb.store.width != width or not changes.complete_since(conn, kb.seq):
+                kb = self._kbs[kb_id] = self._load(conn, kb_id, width, head)
+            elif kb.seq != head:
+                self._apply(conn, kb_id, kb, changes.changed_rowids(conn, kb_id, kb.seq, head), head)
+        finally:
+            if own:
+                conn.execute("COMMIT")
+        self._index_policy(kb_id, kb)
+        if own:
+            with contextlib.suppress(sqlite3.OperationalError):  # busy: the next catch-up prunes
+                changes.prune(conn)
+        return kb.store.snapshot(version, kb.seq, kb.ann)
 
-def _load(conn: sqlite3.Connection, kb_id: str, version: int) -> ChunkTable:
-    rows = conn.execute("SELECT rowid, id, document_id, embedding FROM chunks WHERE knowledge_base_id = ?"
-                        " ORDER BY rowid", (kb_id,)).fetchall()
-    rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    width = next((len(r[3]) // 4 for r in rows if r[3]), 1)
-    vectors = np.zeros((len(rows), width), dtype=np.float32)
-    has_vector = np.zeros(len(rows), dtype=bool)
-    for i, r in enumerate(rows):
-        if r[3] and len(r[3]) == 4 * width:
-            vectors[i] = np.frombuffer(r[3], dtype=np.float32)
-            has_vector[i] = True
-    return ChunkTable(version, rowids, [r[1] for r in rows], [r[2] for r in rows], vectors, has_vector)
+    def _load(self, conn: sqlite3.Connection, kb_id: str, width: int, head: int) -> _Kb:
+        kb = _Kb(KbVectors(changes.read_rows(conn, kb_id, width)), head)
+        persisted = self.files.load(kb_id)
+        if persisted is not None:
+            ann, stamp = persisted
+            if stamp <= head and changes.complete_since(conn, stamp):
+                touched = changes.changed_rowids(conn, kb_id, stamp, head)
+                self._reindex(kb, ann, touched)
+                live = int(np.count_nonzero(kb.store.has_vector[:kb.store.n]))
+                if len(ann) == live and ann.index.d == width:  # else: not this database's; rebuilt below
+                    kb.ann, kb.saved_seq, kb.unsaved = ann, stamp, len(touched)
+        return kb
+
+    def _apply(self, conn: sqlite3.Connection, kb_id: str, kb: _Kb, touched: np.ndarray, head: int) -> None:
+        if len(touched) > max(BULK_ROWS, kb.store.n // 4):  # a bulk write: one contiguous read beats lookups
+            kb.store = KbVectors(changes.read_rows(conn, kb_id, kb.store.width))
+        elif len(touched):
+            kb.store.apply(touched, changes.read_rows(conn, kb_id, kb.store.width, touched))
+        if len(touched) and kb.ann is not None:
+            self._reindex(kb, kb.ann, touched)
+            kb.unsaved += len(touched)
+        kb.seq = head
+
+    @staticmethod
+    def _reindex(kb: _Kb, ann: Ann, touched: np.ndarray) -> None:
+        """Bring the index's entries for `touched` to the store's rows (drop each, add back those with a vector)."""
+        snapshot = kb.store.snapshot(0, 0, None)
+        pos, found = snapshot.positions(touched)
+        keep = found & snapshot.has_vector[pos]
+        with ann.lock:
+            ann.remove(touched)
+            ann.add(touched[keep], snapshot.vectors[pos[keep]])
+
+    def _index_policy(self, kb_id: str, kb: _Kb) -> None:
+        """Build the index when the KB reaches THRESHOLD vectors (or outgrew its lists), drop it below DROP_BELOW,
+        save it when it changed enough since its last file."""
+        live = int(np.count_nonzero(kb.store.has_vector[:kb.store.n]))
+        if kb.ann is not None and live < DROP_BELOW:
+            kb.ann = None
+            self.files.drop(kb_id)
+        elif live >= THRESHOLD and (kb.ann is None or kb.ann.outgrown(live)):
+            kb.ann = Ann.build(*kb.store.live_vectors())
+            kb.unsaved = SAVE_EVERY
+        if kb.ann is not None and kb.unsaved >= SAVE_EVERY:
+            with kb.ann.lock:
+                self.files.save(kb_id, kb.ann, kb.seq)
+            kb.saved_seq, kb.unsaved = kb.seq, 0
