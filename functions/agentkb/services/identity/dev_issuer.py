@@ -52,7 +52,7 @@ class DevIssuer:
                 "scopes_supported": ["api:read", "api:write"], "subject_types_supported": ["public"],
                 "id_token_signing_alg_values_supported": [self.keys.current.alg]}
 
-    def mint(self, sub: str, scopes: list[str], workspaces: list[str], **claims: Any) -> str:
+    def mint(self, sub: str, scopes: list[str], workspaces: list[str], /, **claims: Any) -> str:
         return self.keys.mint(sub, scopes, workspaces, workspaces_claim=self.workspaces_claim, **claims)
 
     def token_response(self, form: dict[str, list[str]], basic: tuple[str, str] | None) -> tuple[int, dict[str, Any]]:

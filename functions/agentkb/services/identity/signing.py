@@ -68,7 +68,7 @@ class KeyRing:
         with self._lock:
             return {"keys": [k.public_jwk() for k in self._keys]}
 
-    def mint(self, sub: str, scopes: list[str], workspaces: list[str], *, ttl_s: int = DEFAULT_TTL_S,
+    def mint(self, sub: str, scopes: list[str], workspaces: list[str], /, *, ttl_s: int = DEFAULT_TTL_S,
              workspaces_claim: str = "workspaces", key: SigningKey | None = None, **claims: Any) -> str:
         """An access token (RFC 9068 shape): iss, sub, aud, iat, nbf, exp, jti, scope, the workspaces claim;
         `claims` add to or override them (tests: an expired token, another audience)."""

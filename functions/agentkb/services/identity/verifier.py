@@ -69,6 +69,8 @@ class TokenVerifier:
             raise InvalidToken("the token has expired") from exc
         except jwt.ImmatureSignatureError as exc:
             raise InvalidToken("the token is not valid yet") from exc
+        except jwt.MissingRequiredClaimError as exc:
+            raise InvalidToken(f"the token has no {exc.claim} claim") from exc
         except jwt.InvalidIssuerError as exc:
             raise InvalidToken("the token is from another issuer") from exc
         except jwt.PyJWTError as exc:
