@@ -186,3 +186,16 @@ def test_an_unreachable_issuer_is_503_never_an_accept(ring: KeyRing) -> None:
     with pytest.raises(ServiceUnavailable) as caught:
         verifier.verify(ring.mint("alice", ["api:read"], ["demo"]))
     assert caught.value.http_status == 503 and caught.value.headers["Retry-After"] == "30"
+
+
+def test_workspaces_as_scopes_and_several_audiences(ring: KeyRing) -> None:
+    """Cognito's shape: no custom claim, `client_id` instead of `aud`, prefixed scopes `agentkb/workspace:<id>`."""
+    keys = JwksCache(ISSUER, Publisher(ring))
+    cognito = TokenVerifier(ISSUER, "client-a,client-b", workspaces_claim="scope", scope_prefix="agentkb/",
+                            keys=keys)
+    token = ring.mint("client-b", ["agentkb/api:read", "agentkb/workspace:demo", "workspace:unprefixed",
+                                   "other/workspace:x", "agentkb/workspace:*"], [], aud=None, client_id="client-b")
+    principal = cognito.verify(token)
+    assert (principal.scopes, principal.workspaces) == (("api:read",), ("demo",))  # only the prefixed count
+    assert "another audience" in refusal(cognito, ring.mint("c", ["agentkb/api:read"], [], aud=None,
+                                                            client_id="client-c"))

@@ -42,7 +42,7 @@ class TokenVerifier:
         sub = subject_of(claims)
         if sub is None:
             raise InvalidToken("the token has no usable sub claim")
-        return Principal(id=sub, workspaces=workspaces_of(claims, self.workspaces_claim),
+        return Principal(id=sub, workspaces=workspaces_of(claims, self.workspaces_claim, self.scope_prefix),
                          scopes=scopes_of(claims, self.scope_prefix), issuer=self.issuer)
 
     def claims(self, token: str) -> dict[str, Any]:
