@@ -5,7 +5,8 @@ Identity providers disagree on the shapes, so each is read in the forms they use
   AGENTKB_OIDC_AUDIENCE may list several, comma-separated (Cognito: one per app client).
 - scopes: `scope` (space-separated, RFC 8693/9068) or `scp` (an array: Okta; a space-separated string: Entra ID).
   Cognito prefixes custom scopes with the resource server (`agentkb/api:read`): AGENTKB_OIDC_SCOPE_PREFIX strips
-  it (and then only prefixed scopes count). Only agentkb's own scopes are kept; `openid`, `profile` and the like grant nothing here.
+  it (and then only prefixed scopes count). Only agentkb's own scopes are kept; `openid`, `profile` and the
+  like grant nothing here.
 - workspaces: the configured claim (default `workspaces`), an array of ids or one space/comma-separated string.
   With the claim set to `scope`, workspaces travel as scopes `workspace:<id>` (for providers that cannot add a
   custom claim to a client-credentials token, such as Cognito without a pre-token-generation trigger).
