@@ -77,10 +77,11 @@ class DevIssuer:
         self._server.serve_forever()
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
+        if self._thread is not None:  # shutdown() waits for a serving loop: only ask one that runs
+            self._server.shutdown()
             self._thread.join()
+            self._thread = None
+        self._server.server_close()
 
     def __enter__(self) -> DevIssuer:
         return self.start()
