@@ -46,6 +46,13 @@ class DeploymentConfig:
     skip_bundling: bool
     # False: no function reserves concurrency (an account whose concurrency quota is below 200, e.g. a new one)
     reserved_concurrency: bool = True
+    # OAuth access tokens (functions/agentkb/services/identity): an external issuer, or Cognito made by the stack
+    oidc_issuer: str = ""
+    oidc_audience: str = ""
+    oidc_workspaces_claim: str = "workspaces"
+    oidc_scope_prefix: str = ""
+    cognito: bool = False
+    cognito_workspaces: tuple[str, ...] = ()
 
     @property
     def prefix(self) -> str:
@@ -87,6 +94,12 @@ class DeploymentConfig:
             log_level=str(get(c.CTX_LOG_LEVEL)).upper(),
             skip_bundling=str(os.environ.get(c.ENV_BUNDLING) or get(c.CTX_BUNDLING)).lower() == "skip",
             reserved_concurrency=_reserved_concurrency(get(c.CTX_RESERVED_CONCURRENCY)),
+            oidc_issuer=str(get(c.CTX_OIDC_ISSUER)).strip(),
+            oidc_audience=str(get(c.CTX_OIDC_AUDIENCE)).strip(),
+            oidc_workspaces_claim=str(get(c.CTX_OIDC_WORKSPACES_CLAIM)).strip(),
+            oidc_scope_prefix=str(get(c.CTX_OIDC_SCOPE_PREFIX)).strip(),
+            cognito=_flag(get(c.CTX_COGNITO)),
+            cognito_workspaces=tuple(w.strip() for w in str(get(c.CTX_COGNITO_WORKSPACES)).split(",") if w.strip()),
         )
         config.validate()
         return config
@@ -100,3 +113,16 @@ class DeploymentConfig:
             raise ValueError("embeddingDimension must be within 1..4096")
         if self.throttle_rate < 1 or self.throttle_burst < 1:
             raise ValueError("throttle limits must be positive")
+        self._validate_tokens()
+
+    def _validate_tokens(self) -> None:
+        if self.cognito and self.oidc_issuer:
+            raise ValueError("cognito=true makes the issuer: leave oidcIssuer and oidcAudience unset")
+        if self.cognito and not self.cognito_workspaces:
+            raise ValueError("cognito=true needs cognitoWorkspaces (the workspaces its tokens may reach)")
+        if any(not re.fullmatch(r"[A-Za-z0-9._-]{1,100}", ws) for ws in self.cognito_workspaces):
+            raise ValueError("cognitoWorkspaces are workspace ids of letters, digits, '.', '_' and '-'")
+        if self.oidc_issuer and (not self.oidc_issuer.startswith("https://") or not self.oidc_audience):
+            raise ValueError("oidcIssuer must be an https:// URL, and oidcAudience is required with it")
+        if (self.cognito or self.oidc_issuer) and self.api_key_required:
+            raise ValueError("apiKeyRequired=true makes API Gateway refuse a client holding only an access token")

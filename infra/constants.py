@@ -48,6 +48,12 @@ CTX_ALARM_TOPIC = "alarmTopicArn"
 CTX_LOG_LEVEL = "logLevel"
 CTX_BUNDLING = "bundling"  # "skip": use an empty deps layer (tests, synth without pip)
 CTX_RESERVED_CONCURRENCY = "reservedConcurrency"  # "default": FunctionSpec.reserved_concurrency; "0": none
+CTX_OIDC_ISSUER = "oidcIssuer"  # an OIDC issuer whose access tokens the functions accept (https)
+CTX_OIDC_AUDIENCE = "oidcAudience"  # their audience (comma-separated: several)
+CTX_OIDC_WORKSPACES_CLAIM = "oidcWorkspacesClaim"  # the claim listing the workspaces a token reaches
+CTX_OIDC_SCOPE_PREFIX = "oidcScopePrefix"  # stripped from scopes ("<resource server>/")
+CTX_COGNITO = "cognito"  # "true": the stack creates the issuer (infra/components/identity.py)
+CTX_COGNITO_WORKSPACES = "cognitoWorkspaces"  # comma-separated: one workspace:<id> scope each
 ENV_BUNDLING = "AGENTKB_BUNDLING"
 
 DEFAULTS = MappingProxyType(
@@ -67,6 +73,12 @@ DEFAULTS = MappingProxyType(
         CTX_LOG_LEVEL: "INFO",
         CTX_BUNDLING: "build",
         CTX_RESERVED_CONCURRENCY: "default",
+        CTX_OIDC_ISSUER: "",
+        CTX_OIDC_AUDIENCE: "",
+        CTX_OIDC_WORKSPACES_CLAIM: "workspaces",
+        CTX_OIDC_SCOPE_PREFIX: "",
+        CTX_COGNITO: False,
+        CTX_COGNITO_WORKSPACES: "",
     }
 )
 GENERATIONS = ("classic", "nextgen")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from aws_cdk import Aws
 
 from infra import constants as c
+from infra.components.identity import RESOURCE_SERVER
 from infra.config import DeploymentConfig
 
 if TYPE_CHECKING:
@@ -40,7 +41,23 @@ def function_environment(config: DeploymentConfig, data: DataStack) -> dict[str,
         "AGENTKB_RERANK_MODEL_ARN": foundation_model_arn(config.rerank_model),
         "AGENTKB_RATE_LIMIT_PER_MINUTE": str(config.app_rate_limit_per_minute),
         "AGENTKB_LOG_LEVEL": config.log_level,
+        **token_settings(config, data),
         "POWERTOOLS_SERVICE_NAME": c.SERVICE,
         "POWERTOOLS_METRICS_NAMESPACE": c.SERVICE,
         "POWERTOOLS_LOG_LEVEL": config.log_level,
     }
+
+
+def token_settings(config: DeploymentConfig, data: DataStack) -> dict[str, str]:
+    """AGENTKB_OIDC_*: the stack's Cognito issuer, an external one from the context, or none (keys only)."""
+    if data.identity is not None:
+        return {"AGENTKB_OIDC_ISSUER": data.identity.issuer,
+                "AGENTKB_OIDC_AUDIENCE": data.identity.client.user_pool_client_id,
+                "AGENTKB_OIDC_WORKSPACES_CLAIM": "scope", "AGENTKB_OIDC_SCOPE_PREFIX": f"{RESOURCE_SERVER}/"}
+    if not config.oidc_issuer:
+        return {}
+    settings = {"AGENTKB_OIDC_ISSUER": config.oidc_issuer, "AGENTKB_OIDC_AUDIENCE": config.oidc_audience,
+                "AGENTKB_OIDC_WORKSPACES_CLAIM": config.oidc_workspaces_claim}
+    if config.oidc_scope_prefix:
+        settings["AGENTKB_OIDC_SCOPE_PREFIX"] = config.oidc_scope_prefix
+    return settings

@@ -111,3 +111,24 @@ def aws_backend(aws_settings: AwsEnv, monkeypatch: pytest.MonkeyPatch) -> Iterat
     backend.clients.update({"bedrock-runtime": backend.bedrock, "bedrock-agent-runtime": FakeAgentRuntime()})
     route_to_doubles(monkeypatch, backend.clients, backend.opensearch)
     yield backend
+
+
+@pytest.fixture()
+def dev_issuer(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A loopback OIDC issuer (services/identity/dev_issuer.py) on 127.0.0.1 and AGENTKB_OIDC_* pointing at it;
+    the verifiers (and their key caches) are forgotten before and after. Request it after the engine fixture."""
+    from agentkb.services.identity.dev_issuer import DevIssuer
+    from agentkb.services.identity.verifier import forget_verifiers
+
+    with DevIssuer() as issuer:
+        monkeypatch.setenv("AGENTKB_OIDC_ISSUER", issuer.issuer)
+        monkeypatch.setenv("AGENTKB_OIDC_AUDIENCE", issuer.audience)
+        reset_settings()
+        reset_ports()
+        forget_verifiers()
+        yield issuer
+    forget_verifiers()
+    monkeypatch.delenv("AGENTKB_OIDC_ISSUER")
+    monkeypatch.delenv("AGENTKB_OIDC_AUDIENCE")
+    reset_settings()
+    reset_ports()

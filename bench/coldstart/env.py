@@ -36,6 +36,7 @@ def stack_environment(secret_arn: str, bucket: str, queue_url: str) -> dict[str,
         documents=SimpleNamespace(bucket=SimpleNamespace(bucket_name=bucket)),
         pepper=SimpleNamespace(secret=SimpleNamespace(secret_arn=secret_arn)),
         ingest=SimpleNamespace(queue=SimpleNamespace(queue_url=queue_url)),
+        identity=None,  # no Cognito issuer (cognito=true is off by default)
     )
     env = function_environment(config, data)  # type: ignore[arg-type]
     return {k: _TOKEN.sub(lambda m: _TOKEN_VALUES[m.group(1)], v) for k, v in env.items()}

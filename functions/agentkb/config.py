@@ -6,8 +6,9 @@ import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 ENV_PREFIX = "AGENTKB_"
 MAX_BODY_BYTES = 2 * 1024 * 1024
@@ -47,10 +48,39 @@ class Settings(BaseModel):
     secret_arn: str | None = None
     ingest_queue_url: str | None = None
     rerank_model_arn: str | None = None
+    # OAuth 2.0 / OIDC bearer tokens (services/identity/): off unless an issuer is set
+    oidc_issuer: str | None = None
+    oidc_audience: str | None = None
+    oidc_workspaces_claim: str = Field(default="workspaces", min_length=1, max_length=128)
+    oidc_scope_prefix: str = Field(default="", max_length=256)  # Cognito: "<resource server id>/"
+
+    @model_validator(mode="after")
+    def _oidc_complete(self) -> Settings:
+        if self.oidc_issuer is None:
+            return self
+        if not https_or_loopback(self.oidc_issuer):
+            raise ValueError("AGENTKB_OIDC_ISSUER must be an https:// URL (http:// only on a loopback host)")
+        if not self.oidc_audience:
+            raise ValueError("AGENTKB_OIDC_AUDIENCE is required with AGENTKB_OIDC_ISSUER")
+        return self
 
     @property
     def database_path(self) -> Path:
         return self.data_dir / "agentkb.sqlite3"
+
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def https_or_loopback(url: str) -> bool:
+    """An identity provider's URL (issuer, jwks_uri): https, or http on a loopback host (the dev issuer)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    if not parts.hostname or parts.username or parts.password or parts.fragment:
+        return False
+    return parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS)
 
 
 def _from_environ(environ: dict[str, str]) -> dict[str, str]:

@@ -38,6 +38,16 @@ class Unauthorized(DomainError):
     code, http_status, default_message = "UNAUTHORIZED", 401, "Authentication required"
 
 
+class InvalidToken(Unauthorized):
+    """A bearer token refused (RFC 6750 `invalid_token`): the reason in the challenge, never the token."""
+
+    default_message = "The access token is not valid"
+
+    def __init__(self, reason: str, *, realm: str = "agentkb"):
+        challenge = f'Bearer realm="{realm}", error="invalid_token", error_description="{reason}"'
+        super().__init__(details={"code": "INVALID_TOKEN", "reason": reason}, headers={"WWW-Authenticate": challenge})
+
+
 class Forbidden(DomainError):
     code, http_status, default_message = "FORBIDDEN", 403, "Insufficient permissions"
 

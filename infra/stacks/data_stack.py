@@ -1,4 +1,5 @@
-"""Stateful resources: tables, bucket, secret, ingest queue, vector collection. Deployed first, changed rarely."""
+"""Stateful resources: tables, bucket, secret, ingest queue, vector collection (and, with cognito=true, the token
+issuer). Deployed first, changed rarely."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from aws_cdk import aws_s3_notifications as s3n
 from constructs import Construct
 
 from infra import constants as c
+from infra.components.identity import RESOURCE_SERVER, TokenIssuer
 from infra.components.ingest_queue import IngestQueue
 from infra.components.storage import DocumentBucket, KeyPepper, Tables
 from infra.components.vector_collection import VectorCollection
@@ -26,6 +28,7 @@ class DataStack(Stack):
         self.pepper = KeyPepper(self, "KeyPepper", config=config)
         self.ingest = IngestQueue(self, "IngestQueue", config=config)
         self.vectors = VectorCollection(self, "Vectors", config=config)
+        self.identity = TokenIssuer(self, "Identity", config=config) if config.cognito else None
         # Uploads become ingest messages: the ingest function's queue consumer chunks, embeds and indexes them.
         self.documents.bucket.add_event_notification(
             s3.EventType.OBJECT_CREATED, s3n.SqsDestination(self.ingest.queue),
@@ -35,6 +38,19 @@ class DataStack(Stack):
         CfnOutput(self, "KeysTableName", value=self.tables.by_name["keys"].table_name)
         CfnOutput(self, "KeyPepperSecretArn", value=self.pepper.secret.secret_arn)
         CfnOutput(self, "DocumentBucketName", value=self.documents.bucket.bucket_name)
+        if self.identity is not None:
+            self._identity_outputs(self.identity)
+
+    def _identity_outputs(self, identity: TokenIssuer) -> None:
+        pool, client = identity.pool.user_pool_id, identity.client.user_pool_client_id
+        CfnOutput(self, "OidcIssuer", value=identity.issuer)
+        CfnOutput(self, "TokenEndpoint", value=identity.token_endpoint)
+        CfnOutput(self, "AgentClientId", value=client)
+        CfnOutput(self, "HowToGetAToken", value=(
+            f"SECRET=$(aws cognito-idp describe-user-pool-client --user-pool-id {pool} --client-id {client} "
+            "--query UserPoolClient.ClientSecret --output text); "
+            f"curl -s -u {client}:$SECRET -d grant_type=client_credentials "
+            f"-d 'scope={RESOURCE_SERVER}/api:read {RESOURCE_SERVER}/workspace:<id>' {identity.token_endpoint}"))
 
     def _acknowledge_notifications_handler(self) -> None:
         """CDK's own singleton Lambda that writes the bucket's notification configuration at deploy time."""

@@ -1,5 +1,7 @@
 """The gate every request passes before a resolver parses it: size, auth, rate limit, scope, media type, JSON.
 
+Auth is an API key or an OAuth access token (services/access/credentials.py); direct invocations keep IAM.
+
 It runs before Powertools' validation so that a 413 is decided before parsing and an unauthenticated caller
 never learns anything about the body's validity (401 comes before 413, 400 and 415).
 """
@@ -19,7 +21,7 @@ from agentkb.composition import Ports
 from agentkb.errors import BadRequest, DomainError, PayloadTooLarge, RateLimited, UnsupportedMediaType
 from agentkb.models.digits import ascii_int
 from agentkb.models.domain import Principal, RateDecision
-from agentkb.services.access.api_keys import authenticate, require_scope
+from agentkb.services.access.credentials import authenticate_request, rate_identity, require_route_scope
 
 MAX_JSON_DEPTH = 64
 
@@ -146,14 +148,6 @@ def rate_headers(decision: RateDecision) -> dict[str, str]:
             "X-RateLimit-Reset": reset}
 
 
-def rate_identity(principal: Principal, direct: bool) -> str:
-    """Whose per-minute budget a request spends: an API key's id over HTTP; `direct:<principal id>` for a direct
-    invocation (`direct:service` when the payload names no principal), a namespace no key id can collide with."""
-    if direct:
-        return f"direct:{principal.id}"
-    return principal.key_id or principal.id
-
-
 OB1_PREFIX = "/ob1/"
 
 
@@ -205,7 +199,8 @@ def check_request(event: dict[str, Any], route: RouteSpec, ports: Ports,
         if direct_principal is not None:
             principal = direct_principal
         else:
-            principal = authenticate(ports.keys, ports.secrets, presented_key(event, route))
+            principal = authenticate_request(ports.keys, ports.secrets, ports.settings, presented_key(event, route),
+                                             header(event.get("headers"), "authorization"))
         decision = ports.rate_limiter.hit(rate_identity(principal, direct_principal is not None),
                                           ports.settings.rate_limit_per_minute, time.time())
         if not decision.allowed:
@@ -217,7 +212,7 @@ def check_request(event: dict[str, Any], route: RouteSpec, ports: Ports,
             raise PayloadTooLarge()
         raw = body_bytes(event)
         if principal is not None and route.scope is not None:
-            require_scope(principal, route.scope)
+            require_route_scope(principal, route.scope)
         if route.method in ("POST", "PUT", "PATCH"):
             _check_json_body(event, raw, direct_principal is not None)
     except DomainError as exc:  # every authenticated response carries the rate-limit headers, errors included

@@ -66,7 +66,7 @@ def function_openapi(function: str) -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def openapi_document() -> dict[str, Any]:
-    """Every function's routes in one OpenAPI 3 document, with the API-key security scheme."""
+    """Every function's routes in one OpenAPI 3 document, with the API-key and bearer-token security schemes."""
     merged: dict[str, Any] = {}
     for function in FUNCTION_ROUTES:
         doc = function_openapi(function)
@@ -79,8 +79,12 @@ def openapi_document() -> dict[str, Any]:
     document_query_parameters(merged)
     merged["info"] = {"title": "agentkb", "version": "1.0.0",
                       "description": "Knowledge search, memory recall, graph search and context snapshots."}
-    merged["components"]["securitySchemes"] = {"apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"}}
-    merged["security"] = [{"apiKey": []}]
+    merged["components"]["securitySchemes"] = {
+        "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+        "oauthBearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
+                        "description": "An OAuth 2.0 access token of the issuer in AGENTKB_OIDC_ISSUER (scopes "
+                                       "api:read, api:write), when one is configured."}}
+    merged["security"] = [{"apiKey": []}, {"oauthBearer": []}]
     return merged
 
 

@@ -1,4 +1,4 @@
-"""The `agentkb` command line: serve, keys, kb, ingest, docs, search, demo, graph, snapshot, memory, mcp.
+"""The `agentkb` command line: serve, keys, kb, ingest, docs, search, demo, graph, snapshot, memory, mcp, auth.
 
 Every command is `func(args, ports)`: `main` applies `--data-dir`, then hands each command the configured
 engine's bundle (composition.get_ports), so a command acts on the embedded or the AWS engine alike.
@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agentkb.cli import auth as auth_cli
 from agentkb.cli import data as data_cli
 from agentkb.cli import docs as docs_cli
 from agentkb.cli import graph as graph_cli
@@ -171,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_server_options(demo, "the printed curls call")
     demo.set_defaults(func=_cmd_demo)
 
-    for group in (graph_cli, snapshot_cli, memory_cli, portability_cli, mcp_cli):
+    for group in (graph_cli, snapshot_cli, memory_cli, portability_cli, mcp_cli, auth_cli):
         group.register(sub)
     return parser
 

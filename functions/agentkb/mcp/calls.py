@@ -31,6 +31,8 @@ def api_target(request: ApiRequest) -> str:
 
 def api_headers(key: str | None) -> dict[str, str]:
     headers = {"Content-Type": JSON, "Accept": JSON, "User-Agent": USER_AGENT}
-    if key:
+    if key and key.startswith("akb_"):
         headers["X-API-Key"] = key
+    elif key:  # an OAuth access token: the gate verifies it against the configured issuer
+        headers["Authorization"] = f"Bearer {key}"
     return headers

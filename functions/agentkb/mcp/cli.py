@@ -32,17 +32,20 @@ def register(sub: Any) -> None:
     mcp.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
     mcp.add_argument("--host", default="127.0.0.1", help="--http bind address (default loopback)")
     mcp.add_argument("--port", type=int, default=8788, help="--http port (0 = any free port)")
+    mcp.add_argument("--public-url", help="--http with an OAuth issuer: the URL clients reach /mcp at, named as the "
+                     "protected resource (default: the bound address)")
     mcp.set_defaults(func=run)
 
 
 def _workspaces_of(key: str) -> tuple[str, ...] | None:
-    """The workspaces a key reaches, read from the local key store (None for an unknown or revoked key)."""
+    """The workspaces a key (or an access token of the configured issuer) reaches, read from the local key store
+    (None for an unknown or revoked key, or a token that does not verify)."""
     from agentkb.composition import get_ports
-    from agentkb.services.access.api_keys import authenticate
+    from agentkb.services.access.credentials import authenticate_request
 
     ports = get_ports()
     try:
-        return authenticate(ports.keys, ports.secrets, key).workspaces
+        return authenticate_request(ports.keys, ports.secrets, ports.settings, None, f"Bearer {key}").workspaces
     except DomainError:
         return None
 
@@ -76,7 +79,7 @@ def run(args: argparse.Namespace, ports: Ports) -> int:
     import anyio
 
     if args.http:
-        anyio.run(serve_http, runner, args.host, args.port, text_wire(wire))
+        anyio.run(serve_http, runner, args.host, args.port, text_wire(wire), args.public_url)
     else:
         anyio.run(serve_stdio, runner, key, text_wire(wire))
     return 0
@@ -94,26 +97,44 @@ async def serve_stdio(runner: ToolRunner, key: str | None, wire: TextIO) -> None
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-async def serve_http(runner: ToolRunner, host: str, port: int, wire: TextIO) -> None:
+async def serve_http(runner: ToolRunner, host: str, port: int, wire: TextIO, public_url: str | None = None) -> None:
     """Streamable HTTP at http://HOST:PORT/mcp (stateless, JSON responses); the bound address on `wire` (stdout)
-    first, and nothing else."""
+    first, and nothing else. With AGENTKB_OIDC_ISSUER set it is an OAuth resource server (mcp/oauth.py)."""
     import uvicorn
 
     from agentkb.mcp.server import build_server
 
-    app = build_server(runner, None).streamable_http_app(host=host, stateless_http=True, json_response=True)
+    app: Any = build_server(runner, None).streamable_http_app(host=host, stateless_http=True, json_response=True)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    app = _protected(app, public_url or f"http://{shown}:{bound}/mcp")
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     # Listening before the address is announced: a client that reads it and connects while uvicorn is still starting
     # waits in the backlog, where a bound but not yet listening socket would refuse it.
     sock.listen(config.backlog)
-    bound = sock.getsockname()[1]
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
     print(f"agentkb MCP (streamable HTTP) on http://{shown}:{bound}/mcp", file=wire, flush=True)
     try:
         await uvicorn.Server(config).serve(sockets=[sock])
     finally:
         sock.close()
+
+
+def _protected(app: Any, resource: str) -> Any:
+    """The app behind the OAuth resource-server door when an issuer is configured; else as it is."""
+    from agentkb.config import get_settings
+
+    settings = get_settings()
+    if settings.oidc_issuer is None:
+        return app
+    from agentkb.mcp.oauth import ProtectedResource
+
+    def verify(token: str) -> object:
+        from agentkb.services.identity.verifier import verify_bearer
+
+        return verify_bearer(token, settings)
+
+    return ProtectedResource(app, resource, settings.oidc_issuer, verify)

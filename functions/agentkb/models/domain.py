@@ -159,12 +159,14 @@ class ApiKeyRecord:
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who is calling: from an API key, or from a direct invocation's `principal`."""
+    """Who is calling: from an API key, an OAuth access token (`id` is its `sub`, `issuer` its `iss`), or from a
+    direct invocation's `principal`."""
 
     id: str
     workspaces: tuple[str, ...]
     scopes: tuple[str, ...]
     key_id: str | None = None
+    issuer: str | None = None
 
     def can_reach(self, workspace_id: str) -> bool:
         return workspace_id in self.workspaces or "*" in self.workspaces
