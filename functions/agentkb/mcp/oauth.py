@@ -18,8 +18,9 @@ from urllib.parse import urlsplit
 
 import anyio.to_thread
 
+from agentkb.api.route import READ, WRITE
 from agentkb.errors import DomainError, InvalidToken, Unauthorized
-from agentkb.services.access.api_keys import KEY_PREFIX, SCOPES
+from agentkb.services.access.api_keys import KEY_PREFIX
 from agentkb.services.access.credentials import bearer_token
 
 Scope = MutableMapping[str, Any]
@@ -28,10 +29,12 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 Asgi = Callable[[Scope, Receive, Send], Awaitable[None]]
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 
+TOOL_SCOPES = [READ, WRITE]  # what the tools need: no tool is an operator (api:admin) route
+
 
 def metadata(resource: str, issuer: str) -> dict[str, Any]:
     """RFC 9728 protected resource metadata."""
-    return {"resource": resource, "authorization_servers": [issuer], "scopes_supported": sorted(SCOPES),
+    return {"resource": resource, "authorization_servers": [issuer], "scopes_supported": TOOL_SCOPES,
             "bearer_methods_supported": ["header"], "resource_name": "agentkb MCP"}
 
 
@@ -64,7 +67,7 @@ class ProtectedResource:
             return None
         token = bearer_token(headers.get("authorization"))
         if token is None:
-            challenge = f'Bearer resource_metadata="{self.metadata_url}", scope="{" ".join(sorted(SCOPES))}"'
+            challenge = f'Bearer resource_metadata="{self.metadata_url}", scope="{" ".join(TOOL_SCOPES)}"'
             return _unauthorized(challenge)
         if token.startswith(KEY_PREFIX + "_"):
             return None
