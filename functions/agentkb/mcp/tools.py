@@ -124,8 +124,9 @@ RECALL_DEFAULTS: dict[str, Any] = {
 
 RECALL = ToolSpec(
     name="recall", title="Recall agent memory",
-    description="Recall what agents learned before: exact vector matches over eligible memories plus 2-hop graph "
-                "matches, under a hard token budget. Only query is needed; scope, limits and sensitivity have "
+    description="Recall what agents learned before: word (BM25) and meaning (vector) matches over eligible "
+                "memories fused by rank, plus 2-hop graph matches for the entities a request names, under a hard "
+                "token budget. Only query is needed; scope, limits and sensitivity have "
                 "safe defaults (workspace visibility, confirmed and fresh memories only, 10 items, 2000 tokens).",
     operation="recall", workspace_path=("workspace_id",), model=RecallRequest, defaults=RECALL_DEFAULTS,
 )
