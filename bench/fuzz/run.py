@@ -56,7 +56,10 @@ def run(max_examples: int, seed_value: int, workers: int, timeout_s: int, sequen
     with tempfile.TemporaryDirectory(prefix="agentkb-fuzz-") as tmp:
         reach_log, seeds_file = Path(tmp) / "reach.ndjson", Path(tmp) / "seeds.json"
         serve = [sys.executable, "-m", "bench.fuzz.server", str(reach_log)]
-        with demo_server({"AGENTKB_RATE_LIMIT_PER_MINUTE": "1000000"}, serve_cli=serve) as server:
+        # The deadlines are not under test here (tests/handlers/recall/test_recall_degradation.py and test_faults.py
+        # hold them): on a loaded machine a 5 s embedding deadline makes a generated failOnDegraded=true a 503.
+        settings = {"AGENTKB_RATE_LIMIT_PER_MINUTE": "1000000", "AGENTKB_EMBED_TIMEOUT_MS": "120000"}
+        with demo_server(settings, serve_cli=serve) as server:
             seeds_file.write_text(json.dumps(seed(server)))
             openapi = json.loads(urllib.request.urlopen(f"{server['base']}/openapi.json", timeout=60).read())
             marks = [_lines(reach_log)]

@@ -8,6 +8,7 @@ import hashlib
 import hmac
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import jwt
@@ -81,9 +82,16 @@ def test_es256_keys_verify_too(ring: KeyRing, verifier: TokenVerifier) -> None:
     assert verifier.verify(ring.mint("bob", ["api:read"], ["demo"], key=key)).id == "bob"
 
 
+@dataclass(frozen=True)
+class FromNow:
+    """A time claim relative to when the test runs (not to collection: a suite can run for minutes after it)."""
+
+    seconds: int
+
+
 @pytest.mark.parametrize(("over", "reason"), [
-    ({"exp": int(time.time()) - LEEWAY_S - 5}, "expired"),
-    ({"nbf": int(time.time()) + LEEWAY_S + 60}, "not valid yet"),
+    ({"exp": FromNow(-LEEWAY_S - 5)}, "expired"),
+    ({"nbf": FromNow(LEEWAY_S + 60)}, "not valid yet"),
     ({"iss": "https://other.example.test"}, "another issuer"),
     ({"aud": "someone-else"}, "another audience"),
     ({"aud": None, "client_id": "someone-else"}, "another audience"),
@@ -92,7 +100,8 @@ def test_es256_keys_verify_too(ring: KeyRing, verifier: TokenVerifier) -> None:
 ])
 def test_claims_that_refuse_a_token(ring: KeyRing, verifier: TokenVerifier, over: dict[str, Any],
                                     reason: str) -> None:
-    assert reason in refusal(verifier, ring.mint("alice", ["api:read"], ["demo"], **over))
+    claims = {k: int(time.time()) + v.seconds if isinstance(v, FromNow) else v for k, v in over.items()}
+    assert reason in refusal(verifier, ring.mint("alice", ["api:read"], ["demo"], **claims))
 
 
 def test_a_small_clock_skew_is_tolerated(ring: KeyRing, verifier: TokenVerifier) -> None:
