@@ -24,17 +24,14 @@ from agentkb.errors import Conflict
 from agentkb.models.memory.api import VISIBILITY_RANK, IdempotencyRecord
 from agentkb.models.memory.detail import MemoryChange, MemoryListQuery
 from agentkb.models.recall.api import RecallScope
+from tests import memory_records
 from tests.memory_records import NOW, WS, record, unit
 
 ENGINES = ("embedded", "dynamodb", "dynamodb+opensearch")
 
 
 def scope(**fields: Any) -> RecallScope:
-    base: dict[str, Any] = {"workspace_id": WS, "audience_rank": VISIBILITY_RANK["workspace"], "principal_id": "alice",
-                            "project_id": None, "channel_id": None, "project_only": False,
-                            "include_unconfirmed": False, "include_stale": False, "now": NOW, "since": None,
-                            "allowed_sensitivity": 0}
-    return RecallScope(**{**base, **fields})
+    return memory_records.scope(**{"audience_rank": VISIBILITY_RANK["workspace"], **fields})
 
 
 class Clock:

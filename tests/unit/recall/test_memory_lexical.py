@@ -13,26 +13,17 @@ from agentkb.adapters.embedded.sqlite.memory.store import SqliteMemoryStore
 from agentkb.models.memory.api import VISIBILITY_RANK, MemoryRecord
 from agentkb.models.memory.detail import MemoryChange
 from agentkb.models.recall.api import RecallScope
-
-WS = "lex-ws"
-NOW = 1_750_000_000.0
+from tests import memory_records
+from tests.memory_records import WS
 
 
 def record(name: str, body: str, **fields: Any) -> MemoryRecord:
-    base: dict[str, Any] = {
-        "workspace_id": WS, "project_id": None, "visibility": "workspace", "owner_id": "alice", "channel_id": None,
-        "type": "note", "name": name, "description": "", "body": body, "confirmed": True, "stale": False,
-        "valid_until": None, "sensitivity": 0, "source": None, "request_hash": f"h-{name}",
-        "created_at": "2025-06-01T00:00:00Z", "updated_at": NOW - 100, "embedding": [1.0, 0.0], "entity_ids": ()}
-    return MemoryRecord(**{**base, **fields})
+    """A shared-vocabulary record whose only words are its name and body (no description), on a 2-d vector."""
+    return memory_records.record(name, body, **{"description": "", "embedding": [1.0, 0.0], **fields})
 
 
 def scope(**fields: Any) -> RecallScope:
-    base: dict[str, Any] = {"workspace_id": WS, "audience_rank": VISIBILITY_RANK["workspace"], "principal_id": "alice",
-                            "project_id": None, "channel_id": None, "project_only": False,
-                            "include_unconfirmed": False, "include_stale": False, "now": NOW, "since": None,
-                            "allowed_sensitivity": 0}
-    return RecallScope(**{**base, **fields})
+    return memory_records.scope(**{"audience_rank": VISIBILITY_RANK["workspace"], **fields})
 
 
 def names(store: SqliteMemoryStore, hits: list[tuple[int, float]]) -> list[str]:
