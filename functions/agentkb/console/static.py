@@ -28,15 +28,19 @@ Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
 def _request(event: dict[str, Any]) -> tuple[str, str, str | None] | None:
-    """(method, path, If-None-Match) of a REST v1 or HTTP API v2 event; None for a direct invocation."""
-    headers = {str(k).lower(): v for k, v in (event.get("headers") or {}).items()}
-    tag = headers.get("if-none-match")
+    """(method, path, If-None-Match) of a REST v1 or HTTP API v2 event under /console; None for any other event
+    (an API request, a direct invocation), decided from the path before anything else is read."""
     if "httpMethod" in event:
-        return str(event["httpMethod"]), str(event.get("path") or ""), tag
-    http = (event.get("requestContext") or {}).get("http")
-    if isinstance(http, dict) and "rawPath" in event:
-        return str(http.get("method", "")), str(event["rawPath"]), tag
-    return None
+        method, path = str(event["httpMethod"]), str(event.get("path") or "")
+    else:
+        http = (event.get("requestContext") or {}).get("http")
+        if not isinstance(http, dict) or "rawPath" not in event:
+            return None
+        method, path = str(http.get("method", "")), str(event["rawPath"])
+    if path != PREFIX and not path.startswith(PREFIX + "/"):
+        return None
+    tag = next((v for k, v in (event.get("headers") or {}).items() if str(k).lower() == "if-none-match"), None)
+    return method, path, tag
 
 
 def _answer(status: int, body: str, content_type: str, extra: dict[str, str] | None = None) -> dict[str, Any]:
