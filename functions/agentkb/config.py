@@ -53,10 +53,15 @@ class Settings(BaseModel):
     oidc_audience: str | None = None
     oidc_workspaces_claim: str = Field(default="workspaces", min_length=1, max_length=128)
     oidc_scope_prefix: str = Field(default="", max_length=256)  # Cognito: "<resource server id>/"
+    # The console's own sign-in with that issuer (authorization code + PKCE): a public client, never a secret
+    oidc_console_client_id: str | None = Field(default=None, min_length=1, max_length=256)
+    oidc_console_name: str | None = Field(default=None, min_length=1, max_length=64)  # "Sign in with <name>"
 
     @model_validator(mode="after")
     def _oidc_complete(self) -> Settings:
         if self.oidc_issuer is None:
+            if self.oidc_console_client_id is not None:
+                raise ValueError("AGENTKB_OIDC_CONSOLE_CLIENT_ID needs AGENTKB_OIDC_ISSUER")
             return self
         if not https_or_loopback(self.oidc_issuer):
             raise ValueError("AGENTKB_OIDC_ISSUER must be an https:// URL (http:// only on a loopback host)")

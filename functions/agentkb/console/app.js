@@ -1,6 +1,6 @@
 // The console's shell: sign-in, navigation, hash routes (#/page/arg...), one page at a time in <main>.
 import { api, ApiError, whenUnauthorized } from './api.js';
-import { methods, session } from './signin.js';
+import { methods, resumeSignIn, session } from './signin.js';
 import { h, clear, notice } from './ui.js';
 import * as kbs from './pages/kbs.js';
 import * as search from './pages/search.js';
@@ -20,14 +20,19 @@ let signInNote = '';
 
 async function verify(credential) {
   if (!credential.secret || !credential.workspace) return 'Enter a workspace and an API key.';
+  const token = credential.kind === 'bearer';
   session.set(credential);
   try {
     await api('GET', '/api/v2/knowledge/bases', { query: { workspaceId: credential.workspace, limit: 1 },
       signingIn: true });
   } catch (error) {
     session.clear();
-    if (error instanceof ApiError && error.status === 401) return 'This API key is not valid here.';
-    if (error instanceof ApiError && error.status === 404) return 'This key cannot reach that workspace.';
+    if (error instanceof ApiError && error.status === 401) {
+      return token ? 'The API did not accept the sign-in token.' : 'This API key is not valid here.';
+    }
+    if (error instanceof ApiError && error.status === 404) {
+      return token ? 'This sign-in cannot reach that workspace.' : 'This key cannot reach that workspace.';
+    }
     return error.message;
   }
   signInNote = '';
@@ -52,7 +57,7 @@ function renderNav(current) {
   const nav = document.getElementById('nav');
   clear(nav, PAGES.map(([id, label]) => h('a', { href: `#/${id}`, 'aria-current': id === current ? 'page' : null },
     label)));
-  document.getElementById('who').textContent = `workspace ${session.workspace()}`;
+  document.getElementById('who').textContent = session.label();
   document.getElementById('top').hidden = false;
 }
 
@@ -74,15 +79,20 @@ async function route() {
   }
 }
 
-whenUnauthorized(() => {
+function signedOut(note) {
   session.clear();
-  signInNote = 'The API refused the key (401): sign in again.';
+  signInNote = note;
   renderSignIn();
-});
-document.getElementById('signout').addEventListener('click', () => {
-  session.clear();
-  signInNote = 'Signed out.';
-  renderSignIn();
-});
+}
+whenUnauthorized(() => signedOut('The API refused the credential (401): sign in again.'));
+session.whenExpired(() => signedOut('Your sign-in has expired: sign in again.'));
+document.getElementById('signout').addEventListener('click', () => signedOut('Signed out.'));
 window.addEventListener('hashchange', route);
-route().then(() => { document.documentElement.dataset.ready = String(Math.round(performance.now())); });
+
+async function start() {
+  const resumed = await resumeSignIn();  // this load is the identity provider's callback
+  if (resumed && resumed.credential) signInNote = (await verify(resumed.credential)) || '';
+  else if (resumed) signInNote = resumed.problem;
+  if (!resumed || !resumed.credential || signInNote) await route();
+}
+start().then(() => { document.documentElement.dataset.ready = String(Math.round(performance.now())); });

@@ -1,18 +1,42 @@
 // Who the console calls the API as: the user's own credential, kept in sessionStorage (this tab only, gone when
 // it closes), sent as a header, never in a URL. Sign-in methods are a list: each renders its form and yields a
-// credential {kind, secret, workspace}; an OIDC method (authorization code + PKCE, when an issuer is configured)
-// joins the list as {kind: 'bearer'} once the API accepts bearer tokens.
+// credential {kind, secret, workspace, who?, expiresAt?}: an API key, or (when config.json names an issuer) an
+// access token from the OIDC sign-in of oidc.js, sent as `Authorization: Bearer`, forgotten when it expires.
 import { h, clear, field, notice } from './ui.js';
+import { startSignIn, completeSignIn } from './oidc.js';
 
 const STORE = 'agentkb.console.session';
+let expiryTimer;
+let onExpired = () => {};
+
+function read() {
+  try { return JSON.parse(sessionStorage.getItem(STORE) || 'null'); } catch { return null; }
+}
+
+function arm() {
+  clearTimeout(expiryTimer);
+  const s = read();
+  if (s && s.expiresAt) expiryTimer = setTimeout(() => onExpired(), Math.max(0, s.expiresAt - Date.now()));
+}
 
 export const session = {
   get() {
-    try { return JSON.parse(sessionStorage.getItem(STORE) || 'null'); } catch { return null; }
+    const s = read();
+    return s && s.expiresAt && Date.now() >= s.expiresAt ? null : s;  // an expired token is never sent
   },
-  set(value) { sessionStorage.setItem(STORE, JSON.stringify(value)); },
-  clear() { sessionStorage.removeItem(STORE); },
+  set(value) { sessionStorage.setItem(STORE, JSON.stringify(value)); arm(); },
+  clear() { sessionStorage.removeItem(STORE); clearTimeout(expiryTimer); },
   workspace() { return (this.get() || {}).workspace; },
+  /** What the header shows: the person a token speaks for, and the workspace. */
+  label() {
+    const s = this.get() || {};
+    return s.who ? `${s.who} · workspace ${s.workspace}` : `workspace ${s.workspace}`;
+  },
+  /** `handler` runs when the signed-in token's lifetime ends (now, if it already has). */
+  whenExpired(handler) {
+    onExpired = () => { if (read()) handler(); };
+    arm();
+  },
   authHeaders() {
     const s = this.get();
     if (!s) return {};
@@ -41,4 +65,35 @@ const apiKeyMethod = {
   },
 };
 
-export const methods = [apiKeyMethod];
+// The same origin's config.json: {oidc: {issuer, clientId, name, scope, workspaceScope} | null}.
+const config = fetch('config.json', { credentials: 'omit', cache: 'no-store' })
+  .then((res) => (res.ok ? res.json() : { oidc: null })).catch(() => ({ oidc: null }));
+
+const oidcMethod = {
+  id: 'oidc',
+  render() {
+    const box = h('div', { class: 'signin-oidc' });
+    config.then(({ oidc }) => {
+      if (!oidc) return;
+      const out = h('div', { 'aria-live': 'polite' });
+      const go = h('button', { type: 'button', class: 'primary', id: 'signin-oidc', onclick: async () => {
+        const workspace = document.getElementById('signin-workspace').value.trim();
+        if (!workspace) { clear(out, notice('bad', 'Enter a workspace first.')); return; }
+        go.disabled = true;
+        clear(out, notice('', `Going to ${oidc.name}…`));
+        try { await startSignIn(oidc, workspace); } catch (error) {
+          go.disabled = false;
+          clear(out, notice('bad', error.message || String(error)));
+        }
+      } }, `Sign in with ${oidc.name}`);
+      clear(box, h('p', { class: 'muted small' }, 'Or, for the workspace above, with your organisation\'s ' +
+        'sign-in (the token stays in this tab too):'), go, out);
+    });
+    return box;
+  },
+};
+
+export const methods = [apiKeyMethod, oidcMethod];
+
+/** The identity provider's answer, when this page load is its callback: {credential} | {problem} | null. */
+export const resumeSignIn = completeSignIn;
