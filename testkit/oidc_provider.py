@@ -166,7 +166,7 @@ class _Server(ThreadingHTTPServer):
 
 
 LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Test provider sign-in</title>
-</head><body><main><h1>Test provider</h1><p>{client} asks to sign you in.</p>
+<link rel="icon" href="data:,"></head><body><main><h1>Test provider</h1><p>{client} asks to sign you in.</p>
 <form method="post" action="/authorize">{hidden}<label>Username <input name="username" autocomplete="off"></label>
 <button type="submit" name="decision" value="approve">Approve</button>
 <button type="submit" name="decision" value="deny">Deny</button></form></main></body></html>"""
@@ -211,7 +211,7 @@ def _handler(provider: OidcProvider) -> type[BaseHTTPRequestHandler]:
                 problem = provider.authorize_problem(query)
                 if problem:
                     provider.refusals.append(problem)
-                    self._send(400, f"<!doctype html><title>Refused</title><p>{html.escape(problem)}</p>", "text/html")
+                    self._send(400, f"<!doctype html><title>Refused</title><link rel=icon href=data:,><p>{html.escape(problem)}</p>", "text/html")
                     return
                 hidden = "".join(f'<input type="hidden" name="{html.escape(k)}" value="{html.escape(v)}">'
                                  for k, v in query.items())

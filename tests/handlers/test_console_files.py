@@ -93,3 +93,54 @@ def test_an_unchanged_file_revalidates_with_304() -> None:
     assert again["statusCode"] == 304 and again["body"] == "" and again["headers"]["ETag"] == etag
     other = invoke("search", rest_event("GET", "/console/app.js", headers={"If-None-Match": '"stale"'}))
     assert other["statusCode"] == 200 and other["body"] == first["body"]
+
+
+def test_the_config_document_offers_no_issuer_by_default() -> None:
+    response = invoke("search", rest_event("GET", "/console/config.json"))
+    assert response["statusCode"] == 200 and response["headers"]["Content-Type"] == "application/json"
+    assert json.loads(response["body"]) == {"oidc": None}
+    assert response["headers"]["Content-Security-Policy"] == static.CSP
+
+
+OIDC = {"oidc_issuer": "https://login.example.com/tenant/v2.0", "oidc_audience": "api://agentkb",
+        "oidc_console_client_id": "console-spa"}
+
+
+def test_with_a_console_client_the_config_names_the_issuer_and_the_policy_its_origin_only() -> None:
+    from agentkb.config import Settings
+
+    settings = Settings(**OIDC)
+    answer = static.console_response("GET", "/console/config.json", settings=settings)
+    assert answer is not None and json.loads(answer["body"]) == {"oidc": {
+        "issuer": OIDC["oidc_issuer"], "clientId": "console-spa", "name": "login.example.com",
+        "scope": "openid api:read api:write", "workspaceScope": None}}
+    assert "secret" not in answer["body"].lower()
+    page = static.console_response("GET", "/console/", settings=settings)
+    assert page is not None
+    directives = dict(d.strip().split(" ", 1) for d in page["headers"]["Content-Security-Policy"].split(";"))
+    assert directives["connect-src"] == "'self' https://login.example.com"  # the origin, not the issuer's path
+    assert {k: v for k, v in directives.items() if k != "connect-src"} == {
+        k: v for k, v in dict(d.strip().split(" ", 1) for d in static.CSP.split(";")).items() if k != "connect-src"}
+    without_client = Settings(**{k: v for k, v in OIDC.items() if k != "oidc_console_client_id"})
+    assert static.console_response("GET", "/console/", settings=without_client)["headers"][  # type: ignore[index]
+        "Content-Security-Policy"] == static.CSP  # tokens for agents only: the console's policy stays as it was
+
+
+def test_cognito_style_scopes_carry_the_prefix_and_ask_for_the_workspace() -> None:
+    from agentkb.config import Settings
+
+    settings = Settings(**OIDC, oidc_scope_prefix="agentkb/", oidc_workspaces_claim="scope",
+                        oidc_console_name="Acme SSO")
+    oidc = static.console_oidc(settings)
+    assert oidc is not None and oidc["name"] == "Acme SSO"
+    assert (oidc["scope"], oidc["workspaceScope"]) == ("openid agentkb/api:read agentkb/api:write",
+                                                       "agentkb/workspace:")
+
+
+def test_a_console_client_without_an_issuer_fails_the_cold_start() -> None:
+    from pydantic import ValidationError
+
+    from agentkb.config import Settings
+
+    with pytest.raises(ValidationError):
+        Settings(oidc_console_client_id="console-spa")

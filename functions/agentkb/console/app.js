@@ -75,7 +75,7 @@ async function route() {
   try {
     await page[2].render(main, args, session.workspace());
   } catch (error) {
-    clear(main, notice('bad', error.message || String(error)));
+    if (session.get()) clear(main, notice('bad', error.message || String(error)));  // else: back at sign-in
   }
 }
 

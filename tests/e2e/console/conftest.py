@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.console.support import CHROMEDRIVER, CHROMIUM, SCREENSHOTS, env_for, missing_browser
+from tests.e2e.console.support import chromium, env_for, missing_browser
 
 
 @pytest.fixture(scope="package")
@@ -39,20 +39,7 @@ def console_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
 
 @pytest.fixture(scope="package")
 def browser(console_server: dict[str, Any]) -> Iterator[Any]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1280,1000", "--no-first-run", "--disable-extensions",
-                "--disable-background-networking", "--disable-component-update"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.implicitly_wait(0)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    driver.console_log = []  # every browser log entry of the run, read by the last test
+    driver = chromium()
     try:
         yield driver
     finally:

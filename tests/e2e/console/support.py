@@ -27,6 +27,24 @@ def missing_browser() -> str | None:
     return None
 
 
+def chromium() -> Any:
+    """Debian's headless Chromium under selenium's chromedriver, logging every browser console entry."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1280,1000", "--no-first-run", "--disable-extensions",
+                "--disable-background-networking", "--disable-component-update"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.implicitly_wait(0)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return driver
+
+
 def env_for(data_dir: Path) -> dict[str, str]:
     return {**os.environ, "AGENTKB_DATA_DIR": str(data_dir), "POWERTOOLS_METRICS_DISABLED": "true",
             "POWERTOOLS_TRACE_DISABLED": "true",
