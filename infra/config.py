@@ -51,6 +51,9 @@ class DeploymentConfig:
     oidc_audience: str = ""
     oidc_workspaces_claim: str = "workspaces"
     oidc_scope_prefix: str = ""
+    oidc_console_client_id: str = ""  # the web console's sign-in with that issuer (a public client: no secret)
+    oidc_console_name: str = ""
+    oidc_console_scope: str = ""
     cognito: bool = False
     cognito_workspaces: tuple[str, ...] = ()
 
@@ -98,6 +101,9 @@ class DeploymentConfig:
             oidc_audience=str(get(c.CTX_OIDC_AUDIENCE)).strip(),
             oidc_workspaces_claim=str(get(c.CTX_OIDC_WORKSPACES_CLAIM)).strip(),
             oidc_scope_prefix=str(get(c.CTX_OIDC_SCOPE_PREFIX)).strip(),
+            oidc_console_client_id=str(get(c.CTX_OIDC_CONSOLE_CLIENT_ID)).strip(),
+            oidc_console_name=str(get(c.CTX_OIDC_CONSOLE_NAME)).strip(),
+            oidc_console_scope=str(get(c.CTX_OIDC_CONSOLE_SCOPE)).strip(),
             cognito=_flag(get(c.CTX_COGNITO)),
             cognito_workspaces=tuple(w.strip() for w in str(get(c.CTX_COGNITO_WORKSPACES)).split(",") if w.strip()),
         )
@@ -124,5 +130,8 @@ class DeploymentConfig:
             raise ValueError("cognitoWorkspaces are workspace ids of letters, digits, '.', '_' and '-'")
         if self.oidc_issuer and (not self.oidc_issuer.startswith("https://") or not self.oidc_audience):
             raise ValueError("oidcIssuer must be an https:// URL, and oidcAudience is required with it")
+        if (self.oidc_console_client_id or self.oidc_console_name or self.oidc_console_scope) \
+                and not self.oidc_issuer:
+            raise ValueError("oidcConsoleClientId (and its name and scope) need an external oidcIssuer")
         if (self.cognito or self.oidc_issuer) and self.api_key_required:
             raise ValueError("apiKeyRequired=true makes API Gateway refuse a client holding only an access token")

@@ -52,6 +52,9 @@ CTX_OIDC_ISSUER = "oidcIssuer"  # an OIDC issuer whose access tokens the functio
 CTX_OIDC_AUDIENCE = "oidcAudience"  # their audience (comma-separated: several)
 CTX_OIDC_WORKSPACES_CLAIM = "oidcWorkspacesClaim"  # the claim listing the workspaces a token reaches
 CTX_OIDC_SCOPE_PREFIX = "oidcScopePrefix"  # stripped from scopes ("<resource server>/")
+CTX_OIDC_CONSOLE_CLIENT_ID = "oidcConsoleClientId"  # the console's public client at that issuer (code + PKCE)
+CTX_OIDC_CONSOLE_NAME = "oidcConsoleName"  # shown as "Sign in with <name>" (default: the issuer's host)
+CTX_OIDC_CONSOLE_SCOPE = "oidcConsoleScope"  # the scope the console asks for (default: openid + the API's scopes)
 CTX_COGNITO = "cognito"  # "true": the stack creates the issuer (infra/components/identity.py)
 CTX_COGNITO_WORKSPACES = "cognitoWorkspaces"  # comma-separated: one workspace:<id> scope each
 ENV_BUNDLING = "AGENTKB_BUNDLING"
@@ -77,6 +80,9 @@ DEFAULTS = MappingProxyType(
         CTX_OIDC_AUDIENCE: "",
         CTX_OIDC_WORKSPACES_CLAIM: "workspaces",
         CTX_OIDC_SCOPE_PREFIX: "",
+        CTX_OIDC_CONSOLE_CLIENT_ID: "",
+        CTX_OIDC_CONSOLE_NAME: "",
+        CTX_OIDC_CONSOLE_SCOPE: "",
         CTX_COGNITO: False,
         CTX_COGNITO_WORKSPACES: "",
     }

@@ -58,6 +58,8 @@ def token_settings(config: DeploymentConfig, data: DataStack) -> dict[str, str]:
         return {}
     settings = {"AGENTKB_OIDC_ISSUER": config.oidc_issuer, "AGENTKB_OIDC_AUDIENCE": config.oidc_audience,
                 "AGENTKB_OIDC_WORKSPACES_CLAIM": config.oidc_workspaces_claim}
-    if config.oidc_scope_prefix:
-        settings["AGENTKB_OIDC_SCOPE_PREFIX"] = config.oidc_scope_prefix
-    return settings
+    optional = {"AGENTKB_OIDC_SCOPE_PREFIX": config.oidc_scope_prefix,
+                "AGENTKB_OIDC_CONSOLE_CLIENT_ID": config.oidc_console_client_id,
+                "AGENTKB_OIDC_CONSOLE_NAME": config.oidc_console_name,
+                "AGENTKB_OIDC_CONSOLE_SCOPE": config.oidc_console_scope}
+    return settings | {name: value for name, value in optional.items() if value}

@@ -56,6 +56,7 @@ class Settings(BaseModel):
     # The console's own sign-in with that issuer (authorization code + PKCE): a public client, never a secret
     oidc_console_client_id: str | None = Field(default=None, min_length=1, max_length=256)
     oidc_console_name: str | None = Field(default=None, min_length=1, max_length=64)  # "Sign in with <name>"
+    oidc_console_scope: str | None = Field(default=None, min_length=1, max_length=1024)  # what it asks for
 
     @model_validator(mode="after")
     def _oidc_complete(self) -> Settings:

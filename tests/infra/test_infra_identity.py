@@ -16,7 +16,8 @@ from tests.infra.test_infra_checkov import scan
 
 COGNITO = {"bundling": "skip", "cognito": "true", "cognitoWorkspaces": "demo,team"}
 EXTERNAL = {"bundling": "skip", "oidcIssuer": "https://login.example.com/tenant/v2.0", "oidcAudience": "api://agentkb",
-            "oidcWorkspacesClaim": "agentkb_workspaces"}
+            "oidcWorkspacesClaim": "agentkb_workspaces", "oidcConsoleClientId": "console-spa",
+            "oidcConsoleScope": "openid api://agentkb/api:read"}
 
 
 def synth(context: dict[str, Any], outdir: Path) -> tuple[Any, dict[str, dict[str, Any]]]:
@@ -39,7 +40,8 @@ def function_environments(template: dict[str, Any]) -> list[dict[str, Any]]:
     {"cognito": "true"}, {"cognito": "true", "cognitoWorkspaces": "demo", "oidcIssuer": "https://x.example"},
     {"oidcIssuer": "http://idp.example.com", "oidcAudience": "a"}, {"oidcIssuer": "https://idp.example.com"},
     {"oidcIssuer": "https://idp.example.com", "oidcAudience": "a", "apiKeyRequired": "true"},
-    {"cognito": "true", "cognitoWorkspaces": "bad/id"},
+    {"cognito": "true", "cognitoWorkspaces": "bad/id"}, {"oidcConsoleClientId": "console-spa"},
+    {"cognito": "true", "cognitoWorkspaces": "demo", "oidcConsoleClientId": "console-spa"},
 ])
 def test_token_settings_that_fail_fast(context: dict[str, str]) -> None:
     with pytest.raises(ValueError):
@@ -60,6 +62,10 @@ def test_an_external_issuer_reaches_every_function(tmp_path: Path) -> None:
     for env in environments:
         assert (env["AGENTKB_OIDC_ISSUER"], env["AGENTKB_OIDC_AUDIENCE"], env["AGENTKB_OIDC_WORKSPACES_CLAIM"]) == (
             EXTERNAL["oidcIssuer"], EXTERNAL["oidcAudience"], EXTERNAL["oidcWorkspacesClaim"])
+        # the console's public client id and scope: names, never a secret (there is none for a public client)
+        assert (env["AGENTKB_OIDC_CONSOLE_CLIENT_ID"], env["AGENTKB_OIDC_CONSOLE_SCOPE"]) == (
+            "console-spa", EXTERNAL["oidcConsoleScope"])
+        assert "AGENTKB_OIDC_CONSOLE_NAME" not in env and "AGENTKB_OIDC_SCOPE_PREFIX" not in env
 
 
 def test_cognito_issuer_is_created_wired_in_and_clean(tmp_path: Path) -> None:

@@ -64,7 +64,7 @@ def console_oidc(settings: Settings) -> dict[str, Any] | None:
     prefix = settings.oidc_scope_prefix
     return {"issuer": settings.oidc_issuer, "clientId": settings.oidc_console_client_id,
             "name": settings.oidc_console_name or urlsplit(settings.oidc_issuer).netloc,
-            "scope": f"openid {prefix}api:read {prefix}api:write",
+            "scope": settings.oidc_console_scope or f"openid {prefix}api:read {prefix}api:write",
             # workspaces as scopes (AGENTKB_OIDC_WORKSPACES_CLAIM=scope): the console asks for the one signed into
             "workspaceScope": f"{prefix}workspace:" if settings.oidc_workspaces_claim == "scope" else None}
 
