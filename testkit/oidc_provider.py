@@ -81,7 +81,7 @@ class OidcProvider:
     refusals: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._server = _Server(("127.0.0.1", 0), _handler(self))
+        self._server = _Server(("127.0.0.1", 0), self)
         self.issuer = f"http://127.0.0.1:{self._server.server_address[1]}"
         self.keys = KeyRing(self.issuer, self.audience)
         self._codes: dict[str, Grant] = {}
@@ -109,6 +109,16 @@ class OidcProvider:
         if query.get("code_challenge_method") != "S256" or not query.get("code_challenge"):
             return "an S256 code_challenge is required"
         return None
+
+    def login_page(self, query: dict[str, str]) -> tuple[int, str]:
+        """The authorization endpoint's page: the login form carrying the request, or why it is refused."""
+        problem = self.authorize_problem(query)
+        if problem:
+            self.refusals.append(problem)
+            return 400, f"<!doctype html><title>Refused</title><link rel=icon href=data:,><p>{html.escape(problem)}"
+        hidden = "".join(f'<input type="hidden" name="{html.escape(k)}" value="{html.escape(v)}">'
+                         for k, v in query.items())
+        return 200, LOGIN_PAGE.format(client=html.escape(query["client_id"]), hidden=hidden)
 
     def decide(self, query: dict[str, str], username: str, approve: bool) -> str:
         """The redirect back to the client: a code for a known user who approves, else an error."""
@@ -164,6 +174,10 @@ class OidcProvider:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
+    def __init__(self, address: tuple[str, int], provider: OidcProvider) -> None:
+        self.provider = provider
+        super().__init__(address, _Handler)
+
 
 LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Test provider sign-in</title>
 <link rel="icon" href="data:,"></head><body><main><h1>Test provider</h1><p>{client} asks to sign you in.</p>
@@ -172,66 +186,61 @@ LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><titl
 <button type="submit" name="decision" value="deny">Deny</button></form></main></body></html>"""
 
 
-def _handler(provider: OidcProvider) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class's name)
-            return
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
 
-        def _cors(self) -> None:
-            origin = self.headers.get("Origin")
-            if origin in provider.origins():
-                self.send_header("Access-Control-Allow-Origin", origin)
-                self.send_header("Vary", "Origin")
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class's name)
+        return
 
-        def _send(self, status: int, body: str, content_type: str, headers: dict[str, str] | None = None) -> None:
-            raw = body.encode("utf-8")
-            self.send_response(status)
-            for name, value in {"Content-Type": content_type, "Cache-Control": "no-store",
-                                "Content-Length": str(len(raw)), **(headers or {})}.items():
-                self.send_header(name, value)
-            self._cors()
-            self.end_headers()
-            self.wfile.write(raw)
+    @property
+    def provider(self) -> OidcProvider:
+        return self.server.provider
 
-        def _json(self, status: int, body: dict[str, Any]) -> None:
-            self._send(status, json.dumps(body), "application/json")
+    def _cors(self) -> None:
+        origin = self.headers.get("Origin")
+        if origin in self.provider.origins():
+            self.send_header("Access-Control-Allow-Origin", origin)
+            self.send_header("Vary", "Origin")
 
-        def _form(self) -> dict[str, str]:
-            length = min(int(self.headers.get("Content-Length") or 0), 16 * 1024)
-            return {k: v[-1] for k, v in parse_qs(self.rfile.read(length).decode("utf-8", "replace")).items()}
+    def _send(self, status: int, body: str, content_type: str, headers: dict[str, str] | None = None) -> None:
+        raw = body.encode("utf-8")
+        self.send_response(status)
+        for name, value in {"Content-Type": content_type, "Cache-Control": "no-store",
+                            "Content-Length": str(len(raw)), **(headers or {})}.items():
+            self.send_header(name, value)
+        self._cors()
+        self.end_headers()
+        self.wfile.write(raw)
 
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-            parts = urlsplit(self.path)
-            query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-            if parts.path == "/.well-known/openid-configuration":
-                self._json(200, provider.discovery())
-            elif parts.path == "/jwks.json":
-                self._json(200, provider.keys.jwks())
-            elif parts.path == "/authorize":
-                problem = provider.authorize_problem(query)
-                if problem:
-                    provider.refusals.append(problem)
-                    self._send(400, f"<!doctype html><title>Refused</title><link rel=icon href=data:,><p>{html.escape(problem)}</p>", "text/html")
-                    return
-                hidden = "".join(f'<input type="hidden" name="{html.escape(k)}" value="{html.escape(v)}">'
-                                 for k, v in query.items())
-                self._send(200, LOGIN_PAGE.format(client=html.escape(query["client_id"]), hidden=hidden),
-                           "text/html; charset=utf-8")
-            else:
-                self._json(404, {"error": "not_found"})
+    def _json(self, status: int, body: dict[str, Any]) -> None:
+        self._send(status, json.dumps(body), "application/json")
 
-        def do_OPTIONS(self) -> None:  # noqa: N802 (a CORS preflight)
-            self._send(204, "", "text/plain", {"Access-Control-Allow-Methods": "POST, GET",
-                                               "Access-Control-Allow-Headers": "Content-Type"})
+    def _form(self) -> dict[str, str]:
+        length = min(int(self.headers.get("Content-Length") or 0), 16 * 1024)
+        return {k: v[-1] for k, v in parse_qs(self.rfile.read(length).decode("utf-8", "replace")).items()}
 
-        def do_POST(self) -> None:  # noqa: N802
-            form = self._form()
-            if self.path == "/token":
-                self._json(*provider.token_response(form))
-            elif self.path == "/authorize" and provider.authorize_problem(form) is None:
-                target = provider.decide(form, form.get("username", ""), form.get("decision") == "approve")
-                self._send(302, "", "text/plain", {"Location": target})
-            else:
-                self._json(400, {"error": "invalid_request"})
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        parts = urlsplit(self.path)
+        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        if parts.path == "/.well-known/openid-configuration":
+            self._json(200, self.provider.discovery())
+        elif parts.path == "/jwks.json":
+            self._json(200, self.provider.keys.jwks())
+        elif parts.path == "/authorize":
+            self._send(*self.provider.login_page(query), "text/html; charset=utf-8")
+        else:
+            self._json(404, {"error": "not_found"})
 
-    return Handler
+    def do_OPTIONS(self) -> None:  # noqa: N802 (a CORS preflight)
+        self._send(204, "", "text/plain", {"Access-Control-Allow-Methods": "POST, GET",
+                                           "Access-Control-Allow-Headers": "Content-Type"})
+
+    def do_POST(self) -> None:  # noqa: N802
+        form = self._form()
+        if self.path == "/token":
+            self._json(*self.provider.token_response(form))
+        elif self.path == "/authorize" and self.provider.authorize_problem(form) is None:
+            target = self.provider.decide(form, form.get("username", ""), form.get("decision") == "approve")
+            self._send(302, "", "text/plain", {"Location": target})
+        else:
+            self._json(400, {"error": "invalid_request"})
