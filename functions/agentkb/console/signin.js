@@ -16,7 +16,9 @@ function read() {
 function arm() {
   clearTimeout(expiryTimer);
   const s = read();
-  if (s && s.expiresAt) expiryTimer = setTimeout(() => onExpired(), Math.max(0, s.expiresAt - Date.now()));
+  if (!s || !s.expiresAt) return;
+  const wait = Math.max(0, Math.min(s.expiresAt - Date.now(), 2 ** 31 - 1));  // setTimeout's longest delay
+  expiryTimer = setTimeout(() => (Date.now() >= s.expiresAt ? onExpired() : arm()), wait);
 }
 
 export const session = {

@@ -39,8 +39,5 @@ def console_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
 
 @pytest.fixture(scope="package")
 def browser(console_server: dict[str, Any]) -> Iterator[Any]:
-    driver = chromium()
-    try:
+    with chromium() as driver:
         yield driver
-    finally:
-        driver.quit()

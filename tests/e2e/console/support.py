@@ -8,6 +8,8 @@ import os
 import shutil
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +29,9 @@ def missing_browser() -> str | None:
     return None
 
 
-def chromium() -> Any:
-    """Debian's headless Chromium under selenium's chromedriver, logging every browser console entry."""
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's headless Chromium under selenium's chromedriver, logging every browser console entry; quit after."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -42,7 +45,10 @@ def chromium() -> Any:
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.implicitly_wait(0)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    return driver
+    try:
+        yield driver
+    finally:
+        driver.quit()
 
 
 def env_for(data_dir: Path) -> dict[str, str]:

@@ -57,11 +57,8 @@ def oidc_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
 
 @pytest.fixture(scope="module")
 def browser(oidc_server: dict[str, Any]) -> Iterator[Any]:
-    driver = chromium()
-    try:
+    with chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def call(server: dict[str, Any], method: str, path: str, token: str, body: Any = None) -> tuple[int, Any]:
