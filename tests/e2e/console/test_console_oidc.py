@@ -23,6 +23,7 @@ from tests.e2e.console.support import SCREENSHOTS, chromium, env_for, missing_br
 pytestmark = pytest.mark.e2e
 pages = pytest.importorskip("tests.e2e.console.pages", reason="selenium is not installed")
 By = pytest.importorskip("selenium.webdriver.common.by").By
+WebDriverWait = pytest.importorskip("selenium.webdriver.support.ui").WebDriverWait
 CLIENT = "agentkb-console"
 SESSION = "return sessionStorage.getItem('agentkb.console.session')"
 
@@ -77,8 +78,9 @@ def to_provider(browser: Any, server: dict[str, Any], workspace: str = "demo") -
     pages.open_page(browser, server, "kbs")
     pages.field(browser, "Workspace").send_keys(workspace)
     pages.wait_css(browser, "#signin-oidc").click()
+    authorize = server["provider"].issuer + "/authorize?"
+    WebDriverWait(browser, pages.WAIT_S).until(lambda d: d.current_url.startswith(authorize))  # navigated first
     pages.wait_text(browser, "h1", "Test provider")
-    assert browser.current_url.startswith(server["provider"].issuer + "/authorize?")
 
 
 def at_provider(browser: Any, username: str, decision: str = "Approve") -> None:
@@ -173,7 +175,8 @@ def test_a_denied_sign_in_is_shown(browser: Any, oidc_server: dict[str, Any]) ->
 
 def test_a_tampered_state_is_refused(browser: Any, oidc_server: dict[str, Any]) -> None:
     to_provider(browser, oidc_server)
-    browser.execute_script("document.querySelector('input[name=state]').value = 'forged-state'")
+    state = browser.find_element(By.CSS_SELECTOR, "input[name=state]")  # the request the login page carries
+    browser.execute_script("arguments[0].value = 'forged-state'", state)
     at_provider(browser, "alice")
     pages.wait_text(browser, "main", "state mismatch")
     assert browser.execute_script(SESSION) is None and "code=" not in browser.current_url
