@@ -79,6 +79,7 @@ class OidcProvider:
     audience: str = "agentkb"
     workspaces_claim: str = "workspaces"
     refusals: list[str] = field(default_factory=list)
+    forged_nonce: str | None = None  # a test's misbehaving provider: the ID token carries this nonce instead
 
     def __post_init__(self) -> None:
         self._server = _Server(("127.0.0.1", 0), self)
@@ -151,7 +152,7 @@ class OidcProvider:
                                 workspaces_claim=self.workspaces_claim)
         now = int(time.time())
         id_claims = {"iss": self.issuer, "sub": user.sub, "aud": grant.client_id, "iat": now, "exp": now + 300,
-                     "nonce": grant.nonce, "name": user.name or user.sub}
+                     "nonce": self.forged_nonce or grant.nonce, "name": user.name or user.sub}
         signer = self.keys.current
         id_token = jwt.encode(id_claims, signer.private, algorithm=signer.alg, headers={"kid": signer.kid})
         expires_in = user.ttl_s if user.expires_in is None else user.expires_in

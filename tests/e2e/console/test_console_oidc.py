@@ -182,6 +182,17 @@ def test_a_tampered_state_is_refused(browser: Any, oidc_server: dict[str, Any]) 
     assert browser.execute_script(SESSION) is None and "code=" not in browser.current_url
 
 
+def test_an_id_token_for_another_sign_in_is_refused(browser: Any, oidc_server: dict[str, Any]) -> None:
+    oidc_server["provider"].forged_nonce = "replayed-nonce"
+    try:
+        to_provider(browser, oidc_server)
+        at_provider(browser, "alice")
+        pages.wait_text(browser, "main", "the nonce is not this sign-in's: refused")
+    finally:
+        oidc_server["provider"].forged_nonce = None
+    assert browser.execute_script(SESSION) is None
+
+
 def test_a_wrong_verifier_is_refused_by_the_provider(browser: Any, oidc_server: dict[str, Any]) -> None:
     to_provider(browser, oidc_server)
     authorize = browser.current_url
