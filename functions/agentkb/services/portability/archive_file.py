@@ -25,8 +25,11 @@ SECTIONS = ("knowledge_bases", "documents", "chunks", "memories", "graph_entitie
             "graph_proofs", "snapshots", "traces", "keys")
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)  # one, not one per call
+
+
 def canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
 
 
 def canonical_pair(record: Record) -> tuple[str, str]:
@@ -36,7 +39,7 @@ def canonical_pair(record: Record) -> tuple[str, str]:
     vectors: list[str] = []
     for name in sorted(record):
         if name in VECTOR_FIELDS:
-            vectors.append(f"{canonical(name)}:{canonical(record[name])}")
+            vectors.append(f'"{name}":{canonical(record[name])}')
             runs.append({})
         else:
             runs[-1][name] = record[name]
