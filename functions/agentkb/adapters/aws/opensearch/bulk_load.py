@@ -31,7 +31,7 @@ def _listed(chunk: Chunk) -> Chunk:
     """The chunk with its vector as a list of floats (an import reads an array('f'): JSON needs a list)."""
     if chunk.embedding is None or isinstance(chunk.embedding, list):
         return chunk
-    return replace(chunk, embedding=[float(x) for x in chunk.embedding])
+    return replace(chunk, embedding=list(chunk.embedding))
 
 
 def write_documents(index: OpenSearchIndex, kb: KnowledgeBase, items: Items) -> None:
