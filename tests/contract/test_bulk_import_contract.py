@@ -5,6 +5,7 @@ absent, a re-run completes it with each chunk stored once, and importing again c
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 
 import tests.contract.test_portability_engines as engines
 from agentkb.composition import Ports
-from agentkb.errors import RevisionConflict
+from agentkb.errors import Conflict, RevisionConflict
 from agentkb.models.domain import IndexQuery
 from agentkb.services.portability import sinks
 from agentkb.services.portability.archive_file import ArchiveReader, ArchiveWriter
@@ -140,3 +141,24 @@ def test_a_bulk_write_refuses_a_name_another_document_holds_and_keeps_nothing_of
     # Then nothing of the batch is stored: not even its other, free name
     assert ports.catalog.get_document(kb.id, "doc-new") is None
     assert stored_chunk_ids(ports) == [c.id for c in chunks]
+
+
+def test_a_bulk_write_with_an_id_held_already_is_a_conflict_that_keeps_nothing(
+        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    archive = tmp_path / "bulk.jsonl"
+    write_archive(archive)
+    ports = engines.use_engine(monkeypatch, "embedded", tmp_path / "target")
+    records = list(ArchiveReader(archive).records())
+    kb = kb_from(records[0][1], WS)
+    ports.catalog.create_knowledge_base(kb)
+    first, second = document_from(records[1][1], WS), document_from(records[1 + 1 + CHUNKS][1], WS)
+    chunks = [chunk_from(r) for s, r in records[2:2 + CHUNKS]]
+    # When two documents of one batch bring the same chunk ids (a crafted archive)
+    with pytest.raises(Conflict):
+        ports.index.write_documents(kb, [(first, chunks), (second, chunks)])
+    # Then neither is stored, and the change-log triggers the batch dropped are back
+    assert ports.catalog.get_document(kb.id, first.id) is None and stored_chunk_ids(ports) == []
+    conn = sqlite3.connect(tmp_path / "target" / "agentkb.sqlite3")
+    triggers = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    conn.close()
+    assert {"chunks_vector_ai", "chunks_lexical_ai"} <= triggers

@@ -23,7 +23,7 @@ import numpy as np
 
 from agentkb.adapters.embedded.lexical import tantivy
 from agentkb.adapters.embedded.vectors import changes
-from agentkb.errors import RevisionConflict
+from agentkb.errors import Conflict, RevisionConflict
 from agentkb.models.domain import Chunk, Document, KnowledgeBase
 
 SUSPENDED = (changes.INSERT_TRIGGER, tantivy.INSERT_TRIGGER)  # what they log is written here, set-based
@@ -91,8 +91,8 @@ def _names_free(conn: sqlite3.Connection, kb_id: str, names: Sequence[str]) -> N
 
 def load_new(conn: sqlite3.Connection, kb: KnowledgeBase, items: Items) -> None:
     """Insert documents the database does not hold and their chunks, in the caller's write transaction, with the
-    change logs written set-based (module docstring). A name another document holds: RevisionConflict, and the
-    caller's transaction rolls back (nothing of the batch is kept)."""
+    change logs written set-based (module docstring). A name another document holds: RevisionConflict; an id held
+    already: Conflict; either way the caller's transaction rolls back (nothing of the batch is kept)."""
     if not items:
         return
     _names_free(conn, kb.id, [d.name for d, _ in items])
@@ -104,9 +104,13 @@ def load_new(conn: sqlite3.Connection, kb: KnowledgeBase, items: Items) -> None:
     before = conn.execute("SELECT coalesce(max(rowid), 0) FROM chunks").fetchone()[0]
     for name, _ in triggers:
         conn.execute(f"DROP TRIGGER {name}")
-    conn.executemany(_DOCUMENTS, [document_row(kb, d) for d, _ in items])
     sql, _ = chunk_sql(kb)
-    conn.executemany(sql, [row for d, chunks in items for row in chunk_rows(kb, d, chunks)])
+    try:
+        conn.executemany(_DOCUMENTS, [document_row(kb, d) for d, _ in items])
+        conn.executemany(sql, [row for d, chunks in items for row in chunk_rows(kb, d, chunks)])
+    except sqlite3.IntegrityError as exc:  # the caller's transaction rolls back: rows and dropped triggers alike
+        raise Conflict("A document or chunk id of the batch is held already (twice in the batch, or by another "
+                       "knowledge base or workspace of this data dir); nothing of the batch was written") from exc
     changes.log_appended(conn, before)
     tantivy.log_documents(conn, [d.id for d, chunks in items if chunks])
     for _, create in triggers:
