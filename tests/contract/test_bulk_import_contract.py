@@ -123,8 +123,9 @@ def test_a_bulk_import_that_died_inside_a_batch_completes_once(engine: str, aws_
     assert stored_chunk_ids(ports) == expected
 
 
-def test_a_bulk_write_refuses_a_name_another_document_holds_and_keeps_nothing_of_the_batch(
-        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def two_documents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Ports, Any, Any, Any, list[Any]]:
+    """An embedded target holding the archive's KB (no document yet), its first two documents and the first's
+    chunks, for the bulk writes below."""
     archive = tmp_path / "bulk.jsonl"
     write_archive(archive)
     ports = engines.use_engine(monkeypatch, "embedded", tmp_path / "target")
@@ -132,7 +133,12 @@ def test_a_bulk_write_refuses_a_name_another_document_holds_and_keeps_nothing_of
     kb = kb_from(records[0][1], WS)
     ports.catalog.create_knowledge_base(kb)
     first, second = document_from(records[1][1], WS), document_from(records[1 + 1 + CHUNKS][1], WS)
-    chunks = [chunk_from(r) for s, r in records[2:2 + CHUNKS]]
+    return ports, kb, first, second, [chunk_from(r) for _, r in records[2:2 + CHUNKS]]
+
+
+def test_a_bulk_write_refuses_a_name_another_document_holds_and_keeps_nothing_of_the_batch(
+        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ports, kb, first, second, chunks = two_documents(tmp_path, monkeypatch)
     ports.index.write_documents(kb, [(first, chunks)])
     # Given doc-00.md held by doc-00, When a batch brings another document under that name
     clash = replace(second, name=first.name)
@@ -145,14 +151,7 @@ def test_a_bulk_write_refuses_a_name_another_document_holds_and_keeps_nothing_of
 
 def test_a_bulk_write_with_an_id_held_already_is_a_conflict_that_keeps_nothing(
         data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    archive = tmp_path / "bulk.jsonl"
-    write_archive(archive)
-    ports = engines.use_engine(monkeypatch, "embedded", tmp_path / "target")
-    records = list(ArchiveReader(archive).records())
-    kb = kb_from(records[0][1], WS)
-    ports.catalog.create_knowledge_base(kb)
-    first, second = document_from(records[1][1], WS), document_from(records[1 + 1 + CHUNKS][1], WS)
-    chunks = [chunk_from(r) for s, r in records[2:2 + CHUNKS]]
+    ports, kb, first, second, chunks = two_documents(tmp_path, monkeypatch)
     # When two documents of one batch bring the same chunk ids (a crafted archive)
     with pytest.raises(Conflict):
         ports.index.write_documents(kb, [(first, chunks), (second, chunks)])
