@@ -161,3 +161,20 @@ def test_a_bulk_write_with_an_id_held_already_is_a_conflict_that_keeps_nothing(
     triggers = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
     conn.close()
     assert {"chunks_vector_ai", "chunks_lexical_ai"} <= triggers
+
+
+def test_a_bulk_write_replaces_a_lower_revision_it_holds_beside_new_documents(
+        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ports, kb, first, second, chunks = two_documents(tmp_path, monkeypatch)
+    ports.index.write_documents(kb, [(first, chunks)])
+    # When one batch brings revision 2 of the stored document (one chunk now) and a new document
+    newer = replace(first, revision=2, chunk_count=1)
+    kept = replace(chunks[0], id=f"{first.id}:2:0", content="revision two replaces the shard text")
+    fresh = replace(chunks[1], id="s:1:0", document_id=second.id)
+    ports.index.write_documents(kb, [(newer, [kept]), (second, [fresh])])
+    # Then the stored document is at revision 2 with only its new chunk, the new one is there, both searchable
+    stored = ports.catalog.get_document(kb.id, first.id)
+    assert stored is not None and stored.revision == 2
+    assert sorted(stored_chunk_ids(ports)) == sorted([kept.id, "s:1:0"])
+    hits = ports.index.lexical_search(IndexQuery(WS, (KB,), text="revision two replaces", limit_per_kb=3))
+    assert [h.chunk_id for h in hits][:1] == [kept.id]
