@@ -112,7 +112,7 @@ def import_same(work: Path) -> dict[str, Any]:
     seconds = time.perf_counter() - started
     assert report.tally.reembedded == 0 and len(report.verified) == 9, report.as_dict()
     return _rates(report.tally.written["documents"], report.tally.written["chunks"], seconds) | {
-        "dataDirBytes": _size(work / "same")}
+        "dataDirBytes": _size(work / "same"), "phases": {k: round(v, 2) for k, v in report.seconds.items()}}
 
 
 def reembed(work: Path) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -78,7 +79,7 @@ class Chunk:
     content: str
     token_count: int
     content_hash: str
-    embedding: list[float] | None = None
+    embedding: Sequence[float] | None = None  # a list from an embedder, an array('f') read from storage
     pages: tuple[int, ...] = ()  # PDF pages the chunk's text comes from (1-based), empty for other formats
     context: str = ""  # the document title and section headings above the chunk: indexed with it by both legs
     secret: bool = False  # the secret detector found a credential in it (services/document_secrets.py)

@@ -27,6 +27,14 @@ class Index(Protocol):
         a higher revision of the document. None: no check (a caller that is the name's only writer)."""
         ...
 
+    def write_documents(self, kb: KnowledgeBase, items: Sequence[tuple[Document, Sequence[Chunk]]]) -> None:
+        """The bulk path (an import): documents of one KB with their chunks, whose vectors are given (nothing is
+        embedded), none held by the KB at its revision or a higher one. Each document is whole or absent after a
+        crash (embedded: the whole batch is one transaction; AWS: each record commits after its chunks), a document
+        the KB holds is replaced as write_document replaces it, so a batch written again after a crash stores
+        every document once. A name held by another document: RevisionConflict (embedded: nothing of the batch)."""
+        ...
+
     def delete_document(self, kb: KnowledgeBase, document_id: str) -> None: ...
 
     def delete_knowledge_base(self, kb: KnowledgeBase) -> None:

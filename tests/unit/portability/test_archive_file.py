@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 from pathlib import Path
 
 import pytest
 
 from agentkb.composition import get_ports
 from agentkb.errors import BadRequest
-from agentkb.services.portability.archive_file import ArchiveReader, ArchiveWriter, verify_file
+from agentkb.services.portability.archive_file import (
+    ArchiveReader,
+    ArchiveWriter,
+    canonical,
+    canonical_pair,
+    verify_file,
+)
 from agentkb.services.portability.importer import import_archive
 from agentkb.services.portability.records import pack_vector, unpack_vector
 
@@ -75,3 +82,43 @@ def test_a_vector_survives_the_trip_exactly() -> None:
 
 def test_the_reader_gives_back_what_the_writer_wrote(tmp_path: Path) -> None:
     assert list(ArchiveReader(_archive(tmp_path / "a.jsonl")).records()) == [("snapshots", SNAPSHOT)]
+
+
+def _vector_archive(path: Path) -> Path:
+    out = io.StringIO()
+    writer = ArchiveWriter(out, {"workspace": "ws1", "engine": "embedded", "knowledge_bases": []})
+    writer.write("snapshots", SNAPSHOT)
+    writer.write("memories", {"memory_id": 1, "body": 'a "quoted" body, é', "embedding": pack_vector([0.5, -1.0]),
+                              "zeta": {"embedding": "nested, not a vector field"}})
+    writer.finish()
+    path.write_text(out.getvalue(), encoding="utf-8")
+    return path
+
+
+def test_a_record_splits_at_its_vector_fields_into_the_canonical_texts_with_and_without_them() -> None:
+    record = {"z": [1, {"b": 2}], "embedding": "AAAA", "a": 'é"', "profile": {"model": "m"}, "m": None}
+    full, content = canonical_pair(record)
+    assert full == canonical(record)
+    assert content == canonical({k: v for k, v in record.items() if k not in ("embedding", "profile")})
+    assert canonical_pair({"embedding": None}) == ('{"embedding":null}', "{}")
+
+
+def test_an_archive_serialised_again_by_another_tool_still_verifies_and_a_changed_one_does_not(
+        tmp_path: Path) -> None:
+    # Given an archive whose records another tool wrote again inside the writer's line form (spaces, keys in
+    # another order: the first, as-written pass cannot agree with the manifest)
+    archive = _vector_archive(tmp_path / "a.jsonl")
+    header, manifest = verify_file(archive)
+    lines = archive.read_text(encoding="utf-8").splitlines(keepends=True)
+    items = [json.loads(line) for line in lines[1:-1]]
+    loose = [lines[0]] + ['{"r":' + json.dumps(dict(reversed(item["r"].items()))) + f',"s":"{item["s"]}"}}\n'
+                          for item in items] + [lines[-1]]
+    assert loose[1:-1] != lines[1:-1]
+    (tmp_path / "loose.jsonl").write_text("".join(loose), encoding="utf-8")
+    # Then its records are digested canonically and it verifies, with the same manifest
+    assert verify_file(tmp_path / "loose.jsonl") == (header, manifest)
+    # and a record changed in the loose file is still refused
+    changed = "".join(loose).replace("quoted", "QUOTED")
+    (tmp_path / "changed.jsonl").write_text(changed, encoding="utf-8")
+    with pytest.raises(BadRequest, match="does not match its manifest"):
+        verify_file(tmp_path / "changed.jsonl")

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from agentkb.adapters.embedded.lexical.tantivy import LexicalIndexes
+from agentkb.adapters.embedded.sqlite import bulk_load
 from agentkb.adapters.embedded.sqlite.catalog import check_revision
 from agentkb.adapters.embedded.sqlite.db import Database
 from agentkb.adapters.embedded.sqlite.embedding_cache import dropped_texts, release_vectors
@@ -38,11 +39,6 @@ def fts_query(text: str) -> str | None:
     return " OR ".join(f'"{t}"' for t in terms[:MAX_QUERY_TERMS])
 
 
-def _vector_bytes(vector: Sequence[float] | np.ndarray | None) -> bytes | None:
-    """A chunk's float32 vector as stored (a list from the embedder, or an array from a bulk import)."""
-    return None if vector is None or len(vector) == 0 else np.asarray(vector, dtype=np.float32).tobytes()
-
-
 def _clean_metadata(tags: dict[str, Any]) -> dict[str, Any]:
     return {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in tags.items()}
 
@@ -65,22 +61,20 @@ class SqliteIndex:
         self._catch_up(kb.id)
 
     def write_documents(self, kb: KnowledgeBase, items: Sequence[tuple[Document, Sequence[Chunk]]]) -> None:
-        """The bulk path (an import of documents whose chunks carry their vectors): every document in one
-        transaction, the KB's version moved once; the next search appends the new rows to the vector table in
-        one contiguous read."""
+        """The bulk path (Index port): the whole batch in one transaction, the KB's version moved once. Documents
+        the KB does not hold go in set-based without the per-row log triggers (sqlite/bulk_load.py); one it holds
+        is replaced as write_document replaces it."""
         with self.db.transaction() as conn:
+            held = bulk_load.stored_documents(conn, kb.id, [d.id for d, _ in items])
             for document, chunks in items:
-                self._write(conn, kb, document, chunks, None)
+                if document.id in held:
+                    self._write(conn, kb, document, chunks, None)
+            bulk_load.load_new(conn, kb, [(d, c) for d, c in items if d.id not in held])
             conn.execute("UPDATE knowledge_bases SET version = version + 1 WHERE id = ?", (kb.id,))
         self._catch_up(kb.id)
 
     def _write(self, conn: sqlite3.Connection, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk],
                replaces: int | None) -> None:
-        slots = {t.slot: document.tags.get(t.tag_name) for t in kb.tag_definitions}
-        slot_values = {s: (int(v) if isinstance(v, bool) else v) for s, v in slots.items()}
-        columns = ["id", "workspace_id", "knowledge_base_id", "document_id", "chunk_index", "content",
-                   "token_count", "content_hash", "embedding", "pages", "context", "secret", *slot_values]
-        sql = f"INSERT INTO chunks ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
         check_revision(conn, document, replaces)  # at commit: the embedding ran before, outside any lock
         dropped = dropped_texts(conn, "document_id = ?", (document.id,))
         conn.execute("DELETE FROM chunks WHERE document_id = ?", (document.id,))
@@ -92,16 +86,8 @@ class SqliteIndex:
             " content_hash=excluded.content_hash, tags=excluded.tags, chunk_count=excluded.chunk_count,"
             " token_count=excluded.token_count, revision=excluded.revision, source_path=excluded.source_path,"
             " status=excluded.status, error=excluded.error, content=excluded.content,"
-            " secret_chunks=excluded.secret_chunks",
-            (document.id, kb.id, kb.workspace_id, document.name, document.source_url, document.content_hash,
-             json.dumps(document.tags), document.chunk_count, document.token_count, document.created_at,
-             document.revision, document.source_path, document.status, document.error, document.content,
-             None if document.secret_chunks is None else json.dumps(list(document.secret_chunks))))
-        conn.executemany(sql, [
-            (c.id, kb.workspace_id, kb.id, document.id, c.chunk_index, c.content, c.token_count,
-             c.content_hash, _vector_bytes(c.embedding),
-             json.dumps(list(c.pages)) if c.pages else None, c.context, int(c.secret), *slot_values.values())
-            for c in chunks])
+            " secret_chunks=excluded.secret_chunks", bulk_load.document_row(kb, document))
+        conn.executemany(bulk_load.chunk_sql(kb)[0], bulk_load.chunk_rows(kb, document, chunks))
         release_vectors(conn, kb.profile.key, dropped)  # after the new chunks: text they keep keeps its vector
 
     def delete_knowledge_base(self, kb: KnowledgeBase) -> None:

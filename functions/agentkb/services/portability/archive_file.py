@@ -25,8 +25,27 @@ SECTIONS = ("knowledge_bases", "documents", "chunks", "memories", "graph_entitie
             "graph_proofs", "snapshots", "traces", "keys")
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)  # one, not one per call
+
+
 def canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
+
+
+def canonical_pair(record: Record) -> tuple[str, str]:
+    """canonical(record) and canonical(record without VECTOR_FIELDS) in one serialisation of the rest: a sorted
+    object's text is its sorted members joined, so the record splits at its vector fields into runs of members."""
+    runs: list[dict[str, Any]] = [{}]
+    vectors: list[str] = []
+    for name in sorted(record):
+        if name in VECTOR_FIELDS:
+            vectors.append(f'"{name}":{canonical(record[name])}')
+            runs.append({})
+        else:
+            runs[-1][name] = record[name]
+    members = [canonical(run)[1:-1] for run in runs]
+    full = [m for pair in zip(members, [*vectors, ""], strict=True) for m in pair if m]
+    return "{" + ",".join(full) + "}", "{" + ",".join(m for m in members if m) + "}"
 
 
 @dataclass
@@ -39,11 +58,16 @@ class SectionDigest:
 
     def add(self, record: Record, text: str | None = None) -> None:
         self.count += 1
-        self.full.update(((text or canonical(record)) + "\n").encode("utf-8"))
-        if any(k in record for k in VECTOR_FIELDS):
-            record = {k: v for k, v in record.items() if k not in VECTOR_FIELDS}
-            text = None
-        self.content.update(((text or canonical(record)) + "\n").encode("utf-8"))
+        if not any(k in record for k in VECTOR_FIELDS):
+            line = ((text or canonical(record)) + "\n").encode("utf-8")
+            self.full.update(line)
+            self.content.update(line)
+            return
+        full, content = (text, None) if text is not None else canonical_pair(record)
+        self.full.update((full + "\n").encode("utf-8"))
+        if content is None:
+            content = canonical({k: v for k, v in record.items() if k not in VECTOR_FIELDS})
+        self.content.update((content + "\n").encode("utf-8"))
 
     def summary(self) -> dict[str, Any]:
         return {"count": self.count, "sha256": self.full.hexdigest(), "content_sha256": self.content.hexdigest()}
@@ -106,6 +130,12 @@ class ArchiveReader:
             yield from lines
 
     def records(self) -> Iterator[tuple[str, Record]]:
+        for section, record, _ in self.entries():
+            yield section, record
+
+    def entries(self) -> Iterator[tuple[str, Record, str | None]]:
+        """(section, record, the record's text as the line holds it when the line has the writer's form, else
+        None): a verifier digests that text instead of serialising the record again."""
         lines = self._lines()
         try:
             header = json.loads(next(lines))
@@ -125,19 +155,31 @@ class ArchiveReader:
             if "manifest" in item:
                 self.manifest = item["manifest"]["sections"]
                 return
-            if item.get("s") not in SECTIONS or not isinstance(item.get("r"), dict):
+            section = item.get("s")
+            if section not in SECTIONS or not isinstance(item.get("r"), dict):
                 raise BadRequest(f"{self.path}: line {number} is not an archive record")
-            yield item["s"], item["r"]
+            suffix = f',"s":"{section}"}}\n'
+            text = line[5:-len(suffix)] if line.startswith('{"r":') and line.endswith(suffix) else None
+            yield section, item["r"], text
         raise BadRequest(f"{self.path} has no manifest (a truncated archive?)")
 
 
 def verify_file(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(header, manifest) of an archive whose every section matches its manifest; BadRequest on any mismatch."""
-    reader, digests = ArchiveReader(path), Digests()
-    for section, record in reader.records():
-        digests.add(section, record)
-    found = digests.manifest()
-    assert reader.manifest is not None  # records() returns only after reading it
+    """(header, manifest) of an archive whose every section matches its manifest; BadRequest on any mismatch.
+
+    The first pass digests each record's text as the file holds it (what the writer hashed, when the file is as
+    written: no second serialisation). Only when that disagrees with the manifest is every record serialised
+    canonically and digested again (a file re-serialised by another tool), and what disagrees then is refused."""
+    reader, found = ArchiveReader(path), {}
+    for as_written in (True, False):
+        digests = Digests()
+        for section, record, text in reader.entries():
+            digests.add(section, record, text if as_written else None)
+        found = digests.manifest()
+        assert reader.manifest is not None  # entries() returns only after reading it
+        if all(reader.manifest.get(name) == found[name] for name in SECTIONS):
+            break
+    assert reader.manifest is not None
     wrong = [name for name in SECTIONS if reader.manifest.get(name) != found[name]]
     if wrong:
         raise BadRequest("The archive does not match its manifest; nothing was imported",

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,7 @@ class ImportReport:
     readback: dict[str, Any] = field(default_factory=dict)
     verified: list[str] = field(default_factory=list)
     target_was_empty: bool = True
+    seconds: dict[str, float] = field(default_factory=dict)  # per phase: verify (the file), write, readback
 
     @property
     def changed(self) -> bool:
@@ -56,15 +58,18 @@ class ImportReport:
         return {"workspaceId": self.workspace_id, "sourceWorkspaceId": self.source_workspace_id,
                 "changed": self.changed, "reembeddedChunks": self.tally.reembedded,
                 "reembeddedMemories": self.tally.reembedded_memories,
-                "targetWasEmpty": self.target_was_empty, "sections": sections}
+                "targetWasEmpty": self.target_was_empty, "sections": sections,
+                "seconds": {name: round(s, 3) for name, s in self.seconds.items()}}
 
 
 def import_archive(ports: Ports, path: Path, workspace_id: str | None = None,
                    progress: Callable[[int, int], None] | None = None) -> ImportReport:
+    started = time.perf_counter()
     header, manifest = verify_file(path)
     source = str(header["workspace"])
     ws = workspace_id or source
     report = ImportReport(ws, source, Tally(), manifest, target_was_empty=_empty(ports, ws))
+    report.seconds["verify"] = time.perf_counter() - started
     total = int(manifest["chunks"]["count"])
     docs = DocumentSink(ports, ws, report.tally, lambda n: progress(n, total) if progress else None)
     others = RecordSink(ports, ws, report.tally, _memory_profile_differs(ports, header))
@@ -81,8 +86,10 @@ def import_archive(ports: Ports, path: Path, workspace_id: str | None = None,
             others.add(section, record)
     docs.finish()
     others.finish()
+    report.seconds["write"] = time.perf_counter() - started - report.seconds["verify"]
     _verify(ports, report, tuple(header.get("knowledge_bases") or ()), bool(docs.reembed),
             others.reembed_memories or report.tally.reembedded_memories > 0)
+    report.seconds["readback"] = time.perf_counter() - started - report.seconds["verify"] - report.seconds["write"]
     return report
 
 

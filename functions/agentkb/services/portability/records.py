@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import base64
 import struct
+import sys
+from array import array
 from collections.abc import Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict, fields
 from typing import Any
 
 from agentkb.models.domain import ApiKeyRecord, Chunk, Document, EmbeddingProfile, KnowledgeBase, TagDefinition
@@ -24,9 +26,14 @@ Record = dict[str, Any]
 VECTOR_FIELDS = ("embedding", "profile")  # what re-embedding changes: left out of a section's content digest
 
 
+LITTLE = sys.byteorder == "little"  # an array('f') holds native float32: the archive's bytes on little-endian hosts
+
+
 def pack_vector(vector: Sequence[float] | None) -> str | None:
     if vector is None:
         return None
+    if isinstance(vector, array) and vector.typecode == "f" and LITTLE:
+        return base64.b64encode(vector.tobytes()).decode("ascii")
     return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode("ascii")
 
 
@@ -35,6 +42,16 @@ def unpack_vector(text: str | None) -> list[float] | None:
         return None
     raw = base64.b64decode(text)
     return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+
+
+def unpack_array(text: str | None) -> array[float] | None:
+    """A chunk's vector as a float32 array of the decoded bytes: the bulk path stores those bytes as they are."""
+    if text is None:
+        return None
+    out = array("f", base64.b64decode(text))
+    if not LITTLE:
+        out.byteswap()
+    return out
 
 
 def kb_record(kb: KnowledgeBase) -> Record:
@@ -52,8 +69,8 @@ def kb_from(record: Record, workspace_id: str, profile: EmbeddingProfile | None 
 
 
 def document_record(document: Document, content: str | None) -> Record:
-    out = asdict(replace(document, content=content))
-    out.pop("workspace_id")
+    out = {f.name: getattr(document, f.name) for f in fields(document) if f.name != "workspace_id"}
+    out["content"] = content  # not asdict: a record is only serialised, nothing in it needs copying
     out["secret_chunks"] = None if document.secret_chunks is None else list(document.secret_chunks)
     return out
 
@@ -66,14 +83,15 @@ def document_from(record: Record, workspace_id: str) -> Document:
 
 
 def chunk_record(chunk: Chunk) -> Record:
-    out = asdict(chunk)
+    out = {f.name: getattr(chunk, f.name) for f in fields(chunk)}  # not asdict: it deep-copies the vector
     out["pages"] = list(chunk.pages)
     out["embedding"] = pack_vector(chunk.embedding)
     return out
 
 
 def chunk_from(record: Record) -> Chunk:
-    return Chunk(**{**record, "pages": tuple(record["pages"]), "embedding": unpack_vector(record["embedding"])})
+    # the vector stays a float32 array('f') of the archive's bytes: the embedded bulk path stores them as they are
+    return Chunk(**{**record, "pages": tuple(record["pages"]), "embedding": unpack_array(record["embedding"])})
 
 
 def memory_record(memory: ArchivedMemory) -> Record:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from agentkb.composition import Ports
 
 EMBED_BATCH = 256  # chunk texts per embedder call when re-embedding: whole batches of the embedders' own size
+BULK_CHUNKS = 5_000  # chunks per Index.write_documents call (embedded: one transaction; about 12 MB held)
 MEMORY_PAGE = 200
 
 
@@ -46,8 +47,9 @@ class _Pending:
 
 
 class DocumentSink:
-    """Knowledge bases, then each document with its chunks (one atomic index write per document); chunks of a
-    knowledge base whose target profile differs are re-embedded by the target's embedder, EMBED_BATCH at a time."""
+    """Knowledge bases, then their documents with their chunks, written through the index's bulk path
+    (`Index.write_documents`, BULK_CHUNKS at a time: each document whole or absent); chunks of a knowledge base
+    whose target profile differs are re-embedded by the target's embedder first, EMBED_BATCH at a time."""
 
     def __init__(self, ports: Ports, workspace_id: str, tally: Tally, progress: Callable[[int], None]) -> None:
         self.ports, self.ws, self.tally, self.progress = ports, workspace_id, tally, progress
@@ -55,8 +57,12 @@ class DocumentSink:
         self.reembed: set[str] = set()
         self.current: _Pending | None = None
         self.waiting: list[_Pending] = []  # documents whose chunks await embedding
+        self.batch: list[_Pending] = []  # documents ready for the next bulk write (all of one knowledge base)
+        self.batch_chunks = 0
+        self.created: set[str] = set()  # KBs this run created: none of the archive's documents can be in them yet
 
     def knowledge_base(self, record: Record) -> None:
+        self.finish()  # a bulk write holds one knowledge base's documents
         target = EmbeddingProfile(self.ports.embedder.model_id, self.ports.embedder.dimension)
         existing = self.ports.catalog.get_knowledge_base(self.ws, record["id"])
         if existing is None:
@@ -65,6 +71,7 @@ class DocumentSink:
                 raise Conflict(f"The target workspace has another knowledge base named {record['name']!r}")
             existing = rec.kb_from(record, self.ws, target)
             self.ports.catalog.create_knowledge_base(existing)
+            self.created.add(existing.id)
             self.tally.add("knowledge_bases", 1)
         else:
             self.tally.add("knowledge_bases", 0, 1)
@@ -76,7 +83,7 @@ class DocumentSink:
         self.close_document()
         document = rec.document_from(record, self.ws)
         kb = self.kbs[document.knowledge_base_id]
-        stored = self.ports.catalog.get_document(kb.id, document.id)
+        stored = None if kb.id in self.created else self.ports.catalog.get_document(kb.id, document.id)
         if stored is not None and stored.revision >= document.revision:
             self.tally.add("documents", 0, 1)
             self.current = _Pending(kb, replace(document, chunk_count=-1))  # its chunks are skipped too
@@ -119,11 +126,21 @@ class DocumentSink:
     def finish(self) -> None:
         self.close_document()
         self.flush_embeddings()
+        self.flush_batch()
 
     def _write(self, pending: _Pending) -> None:
-        self.ports.index.write_document(pending.kb, pending.document, pending.chunks)
-        self.tally.add("documents", 1)
-        self.tally.add("chunks", len(pending.chunks))
+        self.batch.append(pending)
+        self.batch_chunks += len(pending.chunks)
+        if self.batch_chunks >= BULK_CHUNKS:
+            self.flush_batch()
+
+    def flush_batch(self) -> None:
+        (batch, self.batch), (chunks, self.batch_chunks) = (self.batch, []), (self.batch_chunks, 0)
+        if not batch:
+            return
+        self.ports.index.write_documents(batch[0].kb, [(p.document, p.chunks) for p in batch])
+        self.tally.add("documents", len(batch))
+        self.tally.add("chunks", chunks)
 
 
 class RecordSink:

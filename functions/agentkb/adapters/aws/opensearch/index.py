@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentkb.adapters.aws.errors import is_index_missing
+from agentkb.adapters.aws.opensearch import bulk_load
 from agentkb.adapters.aws.opensearch.documents import (
     DocumentRegistry,
     KnowledgeBaseLookup,
@@ -127,6 +128,10 @@ class OpenSearchIndex:
         if replaces is not None:
             self._delete_revisions(name, kb, document.id, {"range": {"revision": {"lt": revision}}} if committed
                                    else {"term": {"revision": revision}})
+
+    def write_documents(self, kb: KnowledgeBase, items: Sequence[tuple[Document, Sequence[Chunk]]]) -> None:
+        """The bulk path (Index port): a batch in a few _bulk requests (opensearch/bulk_load.py)."""
+        bulk_load.write_documents(self, kb, items)
 
     def _delete_revisions(self, name: str, kb: KnowledgeBase, document_id: str,
                           revisions: dict[str, Any] | None) -> None:

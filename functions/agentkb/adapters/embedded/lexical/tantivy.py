@@ -37,6 +37,7 @@ DROP TRIGGER IF EXISTS chunks_ad;
 DROP TABLE IF EXISTS chunks_fts;
 """)
 
+INSERT_TRIGGER = "chunks_lexical_ai"  # the bulk path (sqlite/bulk_load.py) suspends it and calls log_documents
 FORMAT = "v3"  # bump when the schema or the analyzer changes: a new directory is built from SQLite
 STAMP = "\x00stamp"
 WRITER_HEAP = 32_000_000
@@ -53,6 +54,12 @@ def _schema() -> Any:
         builder.add_text_field(name, tokenizer_name="raw")
     builder.add_text_field("text", tokenizer_name="agentkb", index_option="freq")
     return builder.build()
+
+
+def log_documents(conn: sqlite3.Connection, document_ids: Sequence[str]) -> None:
+    """What INSERT_TRIGGER logs for documents whose chunks a bulk load wrote: one entry per document, not per chunk
+    (a catch-up re-indexes a logged document whole)."""
+    conn.executemany("INSERT INTO lexical_log (document_id) VALUES (?)", [(d,) for d in document_ids])
 
 
 class _Tantivy:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from array import array
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -29,7 +30,7 @@ _TABLES = (catalog, snapshot, traces, store)  # the modules that register the ta
 def _chunk(row: sqlite3.Row) -> Chunk:
     blob = row["embedding"]
     return Chunk(row["id"], row["document_id"], int(row["chunk_index"]), row["content"], int(row["token_count"]),
-                 row["content_hash"], np.frombuffer(blob, dtype=np.float32).tolist() if blob else None,
+                 row["content_hash"], array("f", blob) if blob else None,  # float32 as stored: no Python floats
                  tuple(json.loads(row["pages"])) if row["pages"] else (), row["context"], bool(row["secret"]))
 
 

@@ -30,6 +30,7 @@ CREATE TRIGGER IF NOT EXISTS chunks_vector_au AFTER UPDATE OF embedding, id, doc
     INSERT INTO vector_log (knowledge_base_id, chunk_rowid) VALUES (new.knowledge_base_id, new.rowid); END;
 """)
 
+INSERT_TRIGGER = "chunks_vector_ai"  # the bulk path (sqlite/bulk_load.py) suspends it and calls log_appended
 KEEP_LOG = 500_000  # entries kept; a copy further behind is rebuilt from SQLite (persisted indexes save sooner)
 PAGE = 32_768  # rows per read: bounded memory whatever the KB's size
 HEADROOM = 1.5
@@ -61,6 +62,12 @@ def complete_since(conn: sqlite3.Connection, seq: int) -> bool:
     row = conn.execute("SELECT min(seq) FROM vector_log").fetchone()
     floor = head(conn) if row[0] is None else int(row[0]) - 1
     return floor <= seq <= head(conn)
+
+
+def log_appended(conn: sqlite3.Connection, after_rowid: int) -> None:
+    """What INSERT_TRIGGER logs, for every chunk row after `after_rowid`, in one statement (a bulk load)."""
+    conn.execute("INSERT INTO vector_log (knowledge_base_id, chunk_rowid) SELECT knowledge_base_id, rowid FROM chunks"
+                 " WHERE rowid > ? ORDER BY rowid", (after_rowid,))
 
 
 def changed_rowids(conn: sqlite3.Connection, kb_id: str, after: int, upto: int) -> np.ndarray:

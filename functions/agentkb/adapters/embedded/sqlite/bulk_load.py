@@ -1,0 +1,117 @@
+"""The embedded index's bulk path (`agentkb import`, issue 26): many documents whose chunks carry their vectors, in
+one transaction, without the per-row work of the change-log triggers.
+
+Every chunk row otherwise fires two AFTER INSERT triggers (the vector log, one entry per chunk, and the lexical
+log, one per chunk of a document): at bulk rates they cost more than the rows. Inside the batch's transaction
+those two triggers are dropped, the rows go in with one `executemany`, the logs get what the triggers would have
+written (the vector log in one INSERT ... SELECT over the rows appended, the lexical log one entry per document
+instead of one per chunk) and the triggers are created again from their own stored SQL. DDL is transactional in
+SQLite: a crash anywhere before COMMIT rolls back the rows, the log entries and the dropped triggers together,
+and other connections never see the chunks table without its triggers (the batch holds the write lock, BEGIN
+IMMEDIATE, until the triggers are back).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from array import array
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from agentkb.adapters.embedded.lexical import tantivy
+from agentkb.adapters.embedded.vectors import changes
+from agentkb.errors import Conflict, RevisionConflict
+from agentkb.models.domain import Chunk, Document, KnowledgeBase
+
+SUSPENDED = (changes.INSERT_TRIGGER, tantivy.INSERT_TRIGGER)  # what they log is written here, set-based
+CACHE_KIB = 65_536  # page cache of a bulk-loading connection: the chunk indexes' random inserts (id, content hash)
+# stay in memory well past 100k chunks instead of re-reading index pages (SQLite's default is 2 MB)
+_DOCUMENTS = ("INSERT INTO documents (id, knowledge_base_id, workspace_id, name, source_url, content_hash, tags,"
+              " chunk_count, token_count, created_at, revision, source_path, status, error, content, secret_chunks)"
+              " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+Items = Sequence[tuple[Document, Sequence[Chunk]]]
+
+
+def vector_bytes(vector: Sequence[float] | np.ndarray | None) -> bytes | None:
+    """A chunk's float32 vector as stored: a list from the embedder, an array('f') from an archive, or numpy's."""
+    if vector is None or len(vector) == 0:
+        return None
+    if isinstance(vector, array) and vector.typecode == "f":  # what an import reads from an archive
+        return vector.tobytes()
+    if isinstance(vector, np.ndarray) and vector.dtype == np.float32:
+        return vector.tobytes()
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def chunk_sql(kb: KnowledgeBase) -> tuple[str, list[str]]:
+    """The INSERT of a chunk row of this KB, and the tag slot columns it fills (in order)."""
+    slots = [t.slot for t in kb.tag_definitions]
+    columns = ["id", "workspace_id", "knowledge_base_id", "document_id", "chunk_index", "content", "token_count",
+               "content_hash", "embedding", "pages", "context", "secret", *slots]
+    return f"INSERT INTO chunks ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", slots
+
+
+def chunk_rows(kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk]) -> list[tuple[Any, ...]]:
+    values = [document.tags.get(t.tag_name) for t in kb.tag_definitions]
+    slot_values = [int(v) if isinstance(v, bool) else v for v in values]
+    return [(c.id, kb.workspace_id, kb.id, document.id, c.chunk_index, c.content, c.token_count, c.content_hash,
+             vector_bytes(c.embedding), json.dumps(list(c.pages)) if c.pages else None, c.context, int(c.secret),
+             *slot_values) for c in chunks]
+
+
+def document_row(kb: KnowledgeBase, d: Document) -> tuple[Any, ...]:
+    return (d.id, kb.id, kb.workspace_id, d.name, d.source_url, d.content_hash, json.dumps(d.tags), d.chunk_count,
+            d.token_count, d.created_at, d.revision, d.source_path, d.status, d.error, d.content,
+            None if d.secret_chunks is None else json.dumps(list(d.secret_chunks)))
+
+
+def stored_documents(conn: sqlite3.Connection, kb_id: str, ids: Sequence[str]) -> set[str]:
+    """Which of these document ids the KB holds already (they take the one-document path: replace)."""
+    held: set[str] = set()
+    for start in range(0, len(ids), 500):
+        part = list(ids[start:start + 500])
+        held.update(r[0] for r in conn.execute(
+            f"SELECT id FROM documents WHERE knowledge_base_id = ? AND id IN ({','.join('?' * len(part))})",
+            (kb_id, *part)))
+    return held
+
+
+def _names_free(conn: sqlite3.Connection, kb_id: str, names: Sequence[str]) -> None:
+    """RevisionConflict (as check_revision raises it) when another document of the KB holds one of these names."""
+    for start in range(0, len(names), 500):
+        part = list(names[start:start + 500])
+        row = conn.execute(f"SELECT id, revision FROM documents WHERE knowledge_base_id = ? AND name IN"
+                           f" ({','.join('?' * len(part))}) LIMIT 1", (kb_id, *part)).fetchone()
+        if row is not None:
+            raise RevisionConflict(int(row[1]), row[0])
+
+
+def load_new(conn: sqlite3.Connection, kb: KnowledgeBase, items: Items) -> None:
+    """Insert documents the database does not hold and their chunks, in the caller's write transaction, with the
+    change logs written set-based (module docstring). A name another document holds: RevisionConflict; an id held
+    already: Conflict; either way the caller's transaction rolls back (nothing of the batch is kept)."""
+    if not items:
+        return
+    _names_free(conn, kb.id, [d.name for d, _ in items])
+    if int(conn.execute("PRAGMA cache_size").fetchone()[0]) > -CACHE_KIB:
+        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")  # this connection's, for the rest of its life
+    triggers = conn.execute(
+        f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'chunks' AND name IN"
+        f" ({','.join('?' * len(SUSPENDED))})", SUSPENDED).fetchall()
+    before = conn.execute("SELECT coalesce(max(rowid), 0) FROM chunks").fetchone()[0]
+    for name, _ in triggers:
+        conn.execute(f"DROP TRIGGER {name}")
+    sql, _ = chunk_sql(kb)
+    try:
+        conn.executemany(_DOCUMENTS, [document_row(kb, d) for d, _ in items])
+        conn.executemany(sql, [row for d, chunks in items for row in chunk_rows(kb, d, chunks)])
+    except sqlite3.IntegrityError as exc:  # the caller's transaction rolls back: rows and dropped triggers alike
+        raise Conflict("A document or chunk id of the batch is held already (twice in the batch, or by another "
+                       "knowledge base or workspace of this data dir); nothing of the batch was written") from exc
+    changes.log_appended(conn, before)
+    tantivy.log_documents(conn, [d.id for d, chunks in items if chunks])
+    for _, create in triggers:
+        conn.execute(create)
