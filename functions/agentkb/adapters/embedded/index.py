@@ -81,7 +81,7 @@ class SqliteIndex:
         columns = ["id", "workspace_id", "knowledge_base_id", "document_id", "chunk_index", "content",
                    "token_count", "content_hash", "embedding", "pages", "context", "secret", *slot_values]
         sql = f"INSERT INTO chunks ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-        check_revision(conn, document, replaces)  # at commit: the embedding ran before, outside any lock
+        check_revision(conn, document, replaces, kb.profile)  # at commit: the embedding ran before, unlocked
         dropped = dropped_texts(conn, "document_id = ?", (document.id,))
         conn.execute("DELETE FROM chunks WHERE document_id = ?", (document.id,))
         conn.execute(

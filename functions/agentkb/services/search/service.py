@@ -11,9 +11,10 @@ from agentkb.errors import BadRequest, DependencyError, NotFound, ServiceUnavail
 from agentkb.models.domain import IndexHit, IndexQuery, KnowledgeBase, LegHit, Principal, RerankOutcome
 from agentkb.models.search import KnowledgeSearchData, KnowledgeSearchRequest, KnowledgeSearchResult
 from agentkb.ports.catalog import Catalog
-from agentkb.ports.embedding import Embedder, Reranker
+from agentkb.ports.embedding import Embedder, EmbedderRegistry, Reranker
 from agentkb.ports.index import Index
 from agentkb.services.search.fusion import fair_share, fuse_lexical, fuse_reciprocal_rank
+from agentkb.services.search.profiles import embedder_for
 from agentkb.services.search.query_vectors import QueryVectorCache
 from agentkb.services.search.tag_filters import compile_filters
 from agentkb.services.secrets.documents import enforce_rerank_provenance
@@ -53,6 +54,7 @@ class SearchDeps:
     reranker: Reranker
     default_mode: str = "hybrid"
     stages: StageTimer = UNTIMED
+    embedders: EmbedderRegistry | None = None  # embedders of the KBs' profiles other than the configured one
 
 
 @dataclass
@@ -84,11 +86,7 @@ def _pool_size(request: KnowledgeSearchRequest) -> int:
 
 
 def _embed(deps: SearchDeps, kbs: list[KnowledgeBase], query: str) -> list[float]:
-    profile = kbs[0].profile
-    if deps.embedder.model_id != profile.model or deps.embedder.dimension != profile.dimension:
-        raise ServiceUnavailable("No embedder for this knowledge base's embedding profile is configured",
-                                 details={"embeddingModel": profile.model})
-    return QUERY_VECTORS.embed(deps.embedder, query)
+    return QUERY_VECTORS.embed(embedder_for(deps.embedder, deps.embedders, kbs[0].profile), query)
 
 
 def _result(hit: IndexHit, similarity: float, rank_score: float, rank: int) -> KnowledgeSearchResult:

@@ -58,7 +58,7 @@ BULK_BATCH = 200
 class OpenSearchIndex:
     """Index port on an AOSS vector collection. `kbs` resolves a KB's profile (-> its index), cached in-process;
     `profiles` (optional) knows the profiles the catalog has already read, so a search's legs do not read its KBs
-    again after the service did (a KB's profile never changes, which is what makes the in-process cache sound)."""
+    again after the service did, and follow the profile a reindex switched the KB to."""
 
     def __init__(self, client: JsonClient, kbs: KnowledgeBaseLookup, registry: DocumentRegistry, *,
                  prefix: str, generation: str, default_profile: EmbeddingProfile | None,
@@ -85,15 +85,15 @@ class OpenSearchIndex:
         return name
 
     def _index_of(self, workspace_id: str, kb_id: str) -> str | None:
+        profile = self.profiles.remembered_profile(workspace_id, kb_id) if self.profiles else None
+        if profile is not None:  # the catalog's latest read of the KB: follows a reindex's switch (issue 25)
+            return index_name(self.prefix, profile)
         name = self._kb_index.get((workspace_id, kb_id))
         if name is None:  # keyed by workspace too: a KB id from another workspace never resolves
-            profile = self.profiles.remembered_profile(workspace_id, kb_id) if self.profiles else None
-            if profile is None:
-                kb = self.kbs.get_knowledge_base(workspace_id, kb_id)
-                if kb is None:
-                    return None
-                profile = kb.profile
-            name = self._kb_index[(workspace_id, kb_id)] = index_name(self.prefix, profile)
+            kb = self.kbs.get_knowledge_base(workspace_id, kb_id)
+            if kb is None:
+                return None
+            name = self._kb_index[(workspace_id, kb_id)] = index_name(self.prefix, kb.profile)
         return name
 
     def _remember(self, name: str, hits: Sequence[LegHit]) -> None:
