@@ -29,12 +29,11 @@ DOCS = (("vpn.md", "# VPN\n\nConnect with the corporate client before opening th
         ("tax.md", "# Taxes\n\nInvoices carry the customer's tax number."))
 
 
-def _bundles(ports: Any) -> tuple[Any, Any]:
+def _bundles(bundle: Any) -> tuple[Any, Any]:
     """The deployment before (configured for the old profile) and the operator's (for the new one); both can build
     the other profile's embedder."""
     registry = Embedders(OLD, NEW, THIRD)
-    return ports.bundle.replace(embedder=OLD, embedders=registry), ports.bundle.replace(embedder=NEW,
-                                                                                        embedders=registry)
+    return bundle.replace(embedder=OLD, embedders=registry), bundle.replace(embedder=NEW, embedders=registry)
 
 
 def _seed(bundle: Any) -> KnowledgeBase:
@@ -96,7 +95,7 @@ def _old_generation(ports: Any, request: pytest.FixtureRequest, kb: KnowledgeBas
 
 def test_searches_answer_from_the_old_vectors_until_the_switch_then_from_the_new(
         ports: Any, request: pytest.FixtureRequest) -> None:
-    before_bundle, operator = _bundles(ports)
+    before_bundle, operator = _bundles(ports.bundle)
     kb = _seed(before_bundle)
     before = _search(before_bundle, kb, "payments retried")
     assert before and before[0][0] == "pay.md"
@@ -116,10 +115,14 @@ def test_searches_answer_from_the_old_vectors_until_the_switch_then_from_the_new
     assert after and after[0][0] == "pay.md" and after != before
     assert _search(before_bundle, kb, "payments retried") == after  # the old deployment: the registry's NEW
     assert _old_generation(ports, request, _kb(operator, kb)) == 0  # the old generation is dropped
+    # the old deployment keeps writing to the KB: under its new profile, through the registry
+    _add(before_bundle, _kb(before_bundle, kb), "late.md", "# Laptops\n\nLaptops are replaced every three years.")
+    assert _embedded_with(before_bundle, _kb(before_bundle, kb), NEW)["late.md"]
+    assert _search(before_bundle, kb, "laptops replaced")[0][0] == "late.md"
 
 
 def test_a_write_and_a_delete_during_the_reindex_end_in_the_new_generation(ports: Any) -> None:
-    writer, operator = _bundles(ports)
+    writer, operator = _bundles(ports.bundle)
     kb = _seed(writer)
     tax = next(d for d in writer.catalog.list_documents(kb.id, 10)[0] if d.name == "tax.md")
     done: list[int] = []
@@ -157,7 +160,7 @@ class Failing(HashedEmbedder):
 
 def test_a_reindex_failing_part_way_leaves_the_old_profile_serving_and_a_re_run_completes(
         ports: Any, request: pytest.FixtureRequest) -> None:
-    before_bundle, operator = _bundles(ports)
+    before_bundle, operator = _bundles(ports.bundle)
     kb = _seed(before_bundle)
     before = _search(before_bundle, kb, "corporate client")
     with pytest.raises(DependencyError):
@@ -181,7 +184,7 @@ def test_a_reindex_failing_part_way_leaves_the_old_profile_serving_and_a_re_run_
 
 
 def test_a_model_the_deployment_cannot_build_is_refused_and_changes_nothing(ports: Any) -> None:
-    before_bundle, operator = _bundles(ports)
+    before_bundle, operator = _bundles(ports.bundle)
     kb = _seed(before_bundle)
     stored = _embedded_with(before_bundle, kb, OLD)
     for bad in ("no-such-model", f"{OLD.model_id}@999", f"{NEW.model_id}@@"):
@@ -191,3 +194,21 @@ def test_a_model_the_deployment_cannot_build_is_refused_and_changes_nothing(port
     assert operator.generations.pending(kb) is None
     assert _kb(operator, kb).profile == kb.profile
     assert _embedded_with(before_bundle, kb, OLD) == stored
+
+
+def test_an_embedded_write_embedded_before_the_switch_is_refused_after_it(data_dir: Any) -> None:
+    """The embedded engine checks the KB's profile where a write commits: chunks embedded for the old profile never
+    land beside the new vectors (AWS: the reindex's pass after the switch rebuilds such a document, docs)."""
+    from agentkb.composition import get_ports
+    from agentkb.models.domain import Chunk, Document
+
+    before_bundle, operator = _bundles(get_ports())
+    kb = _seed(before_bundle)
+    stale = _kb(before_bundle, kb)
+    reindex_kb(operator, "ws1", kb.id, NEW.model_id)
+    document = Document("d-stale", kb.id, "ws1", "stale.md", None, "h", {}, 1, 3, "2026-01-01T00:00:00Z")
+    chunk = Chunk(id="d-stale:1:0", document_id="d-stale", chunk_index=0, content="stale text", token_count=3,
+                  content_hash="h", embedding=OLD.embed_query("stale text"))
+    with pytest.raises(Conflict, match="switched to another embedding profile"):
+        operator.index.write_document(stale, document, [chunk], replaces=0)
+    assert operator.catalog.get_document(kb.id, "d-stale") is None
