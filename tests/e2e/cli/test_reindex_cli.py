@@ -44,7 +44,7 @@ def test_a_model_the_deployment_cannot_build_is_one_line_and_changes_nothing(run
     before = _profile()
     code, out, err = run("kb", "reindex", "--workspace", "w", "--kb", "docs", "--embedding-model", "no-such-model",
                          "--quiet")
-    assert code != 0 and out == ""
+    assert (code, out) == (2, "")
     assert "cannot embed with no-such-model" in err and "--embedding-model" in err and len(err.splitlines()) == 1
     assert _profile() == before
 
