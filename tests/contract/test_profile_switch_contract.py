@@ -212,3 +212,16 @@ def test_an_embedded_write_embedded_before_the_switch_is_refused_after_it(data_d
     with pytest.raises(Conflict, match="switched to another embedding profile"):
         operator.index.write_document(stale, document, [chunk], replaces=0)
     assert operator.catalog.get_document(kb.id, "d-stale") is None
+
+
+def test_deleting_a_kb_while_its_switch_is_pending_leaves_no_shadow(ports: Any, request: pytest.FixtureRequest) -> None:
+    from agentkb.services.ingest.knowledge_admin import delete_knowledge_base
+
+    before_bundle, operator = _bundles(ports.bundle)
+    kb = _seed(before_bundle)
+    with pytest.raises(DependencyError):
+        reindex_kb(operator.replace(embedder=Failing(ok=2)), "ws1", kb.id, NEW.model_id)
+    assert _old_generation(ports, request, kb) > 0  # the shadow written so far, and the pending record
+    delete_knowledge_base(operator.catalog, operator.index, OPERATOR, "ws1", kb.id, operator.generations)
+    assert operator.catalog.get_knowledge_base("ws1", kb.id) is None
+    assert _old_generation(ports, request, kb) == 0

@@ -118,6 +118,10 @@ class ShadowGenerations(Protocol):
         engine that cannot check that in the same step returns [] and the caller catches up after it."""
         ...
 
+    def abandon(self, kb: KnowledgeBase, target: EmbeddingProfile) -> None:
+        """Give up a pending switch: its shadow generation and the pending record go (a KB deleted meanwhile)."""
+        ...
+
     def drop(self, kb: KnowledgeBase, old: EmbeddingProfile) -> None:
         """After the switch: remove what is left of the KB under its old profile."""
         ...

@@ -85,6 +85,12 @@ class OpenSearchShadowGenerations:
         self.catalog.get_knowledge_base(kb.workspace_id, kb.id)  # this process's legs follow the new profile
         return []  # writes across the switch are caught up by the caller, by revision
 
+    def abandon(self, kb: KnowledgeBase, target: EmbeddingProfile) -> None:
+        self.drop(kb, target)  # the KB's records in the target's index are its shadow
+        self.catalog.conditional(lambda: self.catalog.client.update_item(
+            TableName=self.catalog.table, Key=self._item_key(kb), UpdateExpression="REMOVE pending_model, pending_dim",
+            ConditionExpression="attribute_exists(pk)"))  # a KB already deleted has nothing left to remove
+
     def drop(self, kb: KnowledgeBase, old: EmbeddingProfile) -> None:
         name = index_name(self.index.prefix, old)
         self.index._delete_chunks(name, kb, None)

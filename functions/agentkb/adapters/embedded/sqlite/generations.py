@@ -98,6 +98,11 @@ class SqliteShadowGenerations:
             conn.execute("DELETE FROM profile_switches WHERE knowledge_base_id = ?", (kb.id,))
         return []
 
+    def abandon(self, kb: KnowledgeBase, target: EmbeddingProfile) -> None:
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM shadow_vectors WHERE knowledge_base_id = ?", (kb.id,))
+            conn.execute("DELETE FROM profile_switches WHERE knowledge_base_id = ?", (kb.id,))
+
     def drop(self, kb: KnowledgeBase, old: EmbeddingProfile) -> None:
         """The old vectors went with the switch; what is left are the old profile's cache rows of this KB's text
         that no KB still on that profile holds."""
