@@ -29,6 +29,14 @@ DOCS = (("vpn.md", "# VPN\n\nConnect with the corporate client before opening th
         ("tax.md", "# Taxes\n\nInvoices carry the customer's tax number."))
 
 
+@pytest.fixture(autouse=True)
+def _no_settling(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The AWS drop waits out searches in flight (30 s); these tests' searches run in this process, beside it."""
+    from agentkb.adapters.aws.opensearch.generations import OpenSearchShadowGenerations
+
+    monkeypatch.setattr(OpenSearchShadowGenerations, "settle_s", 0.0)
+
+
 def _bundles(bundle: Any) -> tuple[Any, Any]:
     """The deployment before (configured for the old profile) and the operator's (for the new one); both can build
     the other profile's embedder."""
@@ -225,3 +233,58 @@ def test_deleting_a_kb_while_its_switch_is_pending_leaves_no_shadow(ports: Any, 
     delete_knowledge_base(operator.catalog, operator.index, OPERATOR, "ws1", kb.id, operator.generations)
     assert operator.catalog.get_knowledge_base("ws1", kb.id) is None
     assert _old_generation(ports, request, kb) == 0
+
+
+def test_searches_running_beside_the_reindex_see_the_old_or_the_new_generation_never_a_mix(ports: Any) -> None:
+    import threading
+
+    before_bundle, operator = _bundles(ports.bundle)
+    kb = _seed(before_bundle)
+    query = "payments retried"
+    before = _search(before_bundle, kb, query)
+    seen: list[list[tuple[str | None, float]]] = []
+    failures: list[BaseException] = []
+    stop = threading.Event()
+
+    def searching() -> None:
+        while not stop.is_set():
+            try:
+                seen.append(_search(before_bundle, kb, query))
+            except BaseException as exc:  # any failure of a search during the switch fails the test
+                failures.append(exc)
+                return
+
+    searcher = threading.Thread(target=searching)
+    searcher.start()
+    try:
+        reindex_kb(operator, "ws1", kb.id, NEW.model_id)
+    finally:
+        stop.set()
+        searcher.join(30)
+    after = _search(before_bundle, kb, query)
+    assert failures == [] and seen
+    assert {tuple(hits) for hits in seen} <= {tuple(before), tuple(after)}
+
+
+def test_a_search_that_read_the_kb_before_the_switch_answers_from_the_new_generation(ports: Any) -> None:
+    """Deterministic form of the race above: the KB read says the old profile, the vectors are already the new."""
+    before_bundle, operator = _bundles(ports.bundle)
+    kb = _seed(before_bundle)
+    stale = _kb(before_bundle, kb)
+    reindex_kb(operator, "ws1", kb.id, NEW.model_id)
+    after = _search(before_bundle, kb, "payments retried")
+
+    class StaleOnce:
+        def __init__(self, catalog: Any) -> None:
+            self.catalog, self.reads = catalog, 0
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.catalog, name)
+
+        def get_knowledge_base(self, workspace_id: str, kb_id: str) -> KnowledgeBase | None:
+            self.reads += 1
+            return stale if self.reads == 1 else self.catalog.get_knowledge_base(workspace_id, kb_id)
+
+    catalog = StaleOnce(before_bundle.catalog)
+    assert _search(before_bundle.replace(catalog=catalog), kb, "payments retried") == after
+    assert catalog.reads == 2

@@ -90,6 +90,8 @@ class ShadowGenerations(Protocol):
     Embedded: a pending-switch row and shadow vectors in SQLite. AWS: the pending target on the KB's DynamoDB item
     and the chunks in the target profile's OpenSearch index."""
 
+    settle_s: float  # how long a search that read the KB before the switch may still read the old generation
+
     def pending(self, kb: KnowledgeBase) -> EmbeddingProfile | None:
         """The target of the switch in progress, or None."""
         ...

@@ -41,9 +41,14 @@ def test_the_same_profile_rebuilds_with_counts(run: Any, kb: None) -> None:
     assert (code, out) == (0, "reindexed docs: documents 2, chunks 2\n")
 
 
-def test_on_aws_the_kb_moves_to_another_titan_dimension(run: Any, kb: None, engine: str) -> None:
+def test_on_aws_the_kb_moves_to_another_titan_dimension(run: Any, kb: None, engine: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     if engine != "aws":
         pytest.skip("the embedded engine builds one model (MiniLM): its switch is tests/contract's, with fakes")
+    from agentkb.adapters.aws.opensearch.generations import OpenSearchShadowGenerations
+
+    waits: list[float] = []
+    monkeypatch.setattr("agentkb.services.portability.reindex.time.sleep", waits.append)
     code, out, err = run("kb", "reindex", "--workspace", "w", "--kb", "docs", "--embedding-model",
                          "amazon.titan-embed-text-v2:0@512")
     assert code == 0, err
@@ -51,5 +56,6 @@ def test_on_aws_the_kb_moves_to_another_titan_dimension(run: Any, kb: None, engi
                    "now amazon.titan-embed-text-v2:0 (512-d)\n")
     assert "reindex docs" in err  # the progress bar
     assert _profile() == ("amazon.titan-embed-text-v2:0", 512)
+    assert waits == [OpenSearchShadowGenerations.settle_s] == [30.0]  # before the old index's records went
     _, hits, _ = run("search", "payments retried", "--workspace", "w", "--kb", "docs", "--local", "--json")
     assert hits["data"]["results"][0]["documentName"] == "pay.md"

@@ -15,6 +15,7 @@ in one step, documents written across that step are rebuilt, and the old generat
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -147,6 +148,7 @@ def _switch(ports: Ports, kb: KnowledgeBase, embedder: Embedder, target: Embeddi
         if staged.get(document.id) != document.revision:
             counts["chunks"] += _rebuild(ports, switched, embedder, document)
             counts["caughtUp"] += 1
+    time.sleep(generations.settle_s)  # searches in flight across the switch finish on the old generation
     generations.drop(switched, kb.profile)
     return counts
 

@@ -170,9 +170,9 @@ def _retrieve(deps: SearchDeps, kbs: list[KnowledgeBase], base: IndexQuery, quer
             lexical_leg.result()  # never leave a leg running behind an error
         raise
     if lexical_leg is None:
-        hits = deps.index.vector_search(_with(base, vector=vector, limit=pool))
+        hits, vector = _vector_leg(deps, kbs, base, query, vector, pool)
         return [(h, round(h.score, 6), round(h.score, 6)) for h in hits], None, vector
-    semantic = deps.index.vector_search(_with(base, vector=vector, limit=max(pool, MIN_LEG_POOL)))
+    semantic, vector = _vector_leg(deps, kbs, base, query, vector, max(pool, MIN_LEG_POOL))
     lexical = lexical_leg.result()
     by_id = {h.chunk_id: h for h in lexical}
     by_id.update({h.chunk_id: h for h in semantic})
@@ -180,6 +180,21 @@ def _retrieve(deps: SearchDeps, kbs: list[KnowledgeBase], base: IndexQuery, quer
     with deps.stages.stage("fusion: hybrid RRF"):
         fused = fuse_reciprocal_rank([[h.chunk_id for h in lexical], [h.chunk_id for h in semantic]])
     return [(by_id[c], cosine.get(c), score) for c, score in fused], None, vector
+
+
+def _vector_leg(deps: SearchDeps, kbs: list[KnowledgeBase], base: IndexQuery, query: str, vector: list[float],
+                limit: int) -> tuple[list[LegHit], list[float]]:
+    """The kNN leg. No hit at all may mean a reindex switched the KBs' profile since they were read (the vectors
+    of the profile this query was embedded for are gone): then once more, embedded for the profile they have now."""
+    hits = deps.index.vector_search(_with(base, vector=vector, limit=limit))
+    if hits:
+        return hits, vector
+    now = [deps.catalog.get_knowledge_base(kb.workspace_id, kb.id) for kb in kbs]
+    moved = [kb for kb in now if kb is not None]
+    if len(moved) != len(kbs) or [kb.profile for kb in moved] == [kb.profile for kb in kbs]:
+        return hits, vector
+    vector = _embed(deps, moved, query)
+    return deps.index.vector_search(_with(base, vector=vector, limit=limit)), vector
 
 
 def _lexical_leg(deps: SearchDeps, query: IndexQuery) -> list[LegHit]:

@@ -27,6 +27,10 @@ from agentkb.models.domain import Chunk, Document, EmbeddingProfile, KnowledgeBa
 class OpenSearchShadowGenerations:
     """ShadowGenerations port on the catalog table and the collection's per-profile indexes."""
 
+    # A request that read the KB before the switch searches the old index: the drop waits out the longest function
+    # that searches (snapshot, 29 s; infra/constants.py).
+    settle_s = 30.0
+
     def __init__(self, index: OpenSearchIndex, catalog: DynamoDbCatalog) -> None:
         self.index = index
         self.catalog = catalog

@@ -41,6 +41,8 @@ _UNSHADOWED = ("SELECT DISTINCT c.document_id FROM chunks c LEFT JOIN shadow_vec
 class SqliteShadowGenerations:
     """ShadowGenerations port on the embedded database."""
 
+    settle_s = 0.0  # the old vectors go with the switch itself; a search straddling it embeds again (search service)
+
     def __init__(self, db: Database) -> None:
         self.db = db
 
