@@ -288,3 +288,27 @@ def test_a_search_that_read_the_kb_before_the_switch_answers_from_the_new_genera
     catalog = StaleOnce(before_bundle.catalog)
     assert _search(before_bundle.replace(catalog=catalog), kb, "payments retried") == after
     assert catalog.reads == 2
+
+
+def test_a_run_killed_between_the_switch_and_the_drop_is_finished_by_the_next(
+        ports: Any, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    before_bundle, operator = _bundles(ports.bundle)
+    kb = _seed(before_bundle)
+    generations = type(operator.generations)
+    drop = generations.drop
+
+    def killed(self: Any, kb: KnowledgeBase, old: EmbeddingProfile) -> None:
+        raise KeyboardInterrupt  # the operator's kill, after the switch
+
+    monkeypatch.setattr(generations, "drop", killed)
+    with pytest.raises(KeyboardInterrupt):
+        reindex_kb(operator, "ws1", kb.id, NEW.model_id)
+    switched = _kb(operator, kb)
+    assert switched.profile == EmbeddingProfile(NEW.model_id, NEW.dimension)
+    if ports.engine == "aws":  # the old index still holds the KB's records, unread
+        assert _old_generation(ports, request, switched) > 0
+    assert _search(before_bundle, kb, "payments retried")[0][0] == "pay.md"  # from the new generation
+    monkeypatch.setattr(generations, "drop", drop)
+    reindex_kb(operator, "ws1", kb.id)  # any next run (here: the same profile) finishes the drop first
+    assert _old_generation(ports, request, switched) == 0
+    assert operator.generations.leftover(switched) is None

@@ -127,3 +127,7 @@ class ShadowGenerations(Protocol):
     def drop(self, kb: KnowledgeBase, old: EmbeddingProfile) -> None:
         """After the switch: remove what is left of the KB under its old profile."""
         ...
+
+    def leftover(self, kb: KnowledgeBase) -> EmbeddingProfile | None:
+        """The old profile of a switch whose drop did not finish (a kill between the two), or None."""
+        ...

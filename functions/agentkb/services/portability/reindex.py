@@ -42,6 +42,9 @@ def reindex_kb(ports: Ports, workspace_id: str, kb_ref: str, model: str | None =
         raise NotFound(f"No knowledge base {kb_ref!r} in workspace {workspace_id!r}")
     embedder = target_embedder(ports, model)
     target = EmbeddingProfile(embedder.model_id, embedder.dimension)
+    leftover = ports.generations.leftover(kb)
+    if leftover is not None:  # an earlier switch was killed before its drop finished: finish it first
+        ports.generations.drop(kb, leftover)
     pending = ports.generations.pending(kb)
     if kb.profile == target and pending is None:
         return _rebuild_all(ports, kb, embedder, progress)

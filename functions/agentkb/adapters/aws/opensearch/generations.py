@@ -6,7 +6,9 @@ item names the old profile. The switch is one DynamoDB transaction: the item's p
 condition that this very switch is pending) and the KB's version moves; the next catalog read sends the KB's legs
 to the new index (OpenSearchIndex resolves a KB's index from the profile the catalog last read). The old profile's
 chunks of the KB are deleted after. Staging is idempotent (a document's shadow is replaced whole), and the staged
-revisions are not recorded: a re-run after a crash stages every document again.
+revisions are not recorded: a re-run after a crash stages every document again. The switch also records the old
+profile (`previous_model`, `previous_dim`) until the drop has finished, so a run killed between the two is finished
+by the next one.
 """
 
 from __future__ import annotations
@@ -80,9 +82,11 @@ class OpenSearchShadowGenerations:
         values = {":m": s(target.model), ":d": n(target.dimension)}
         self.catalog.transact([
             {"Update": {"TableName": self.catalog.table, "Key": self._item_key(kb),
-                        "UpdateExpression": "SET model = :m, dim = :d REMOVE pending_model, pending_dim",
+                        "UpdateExpression": "SET model = :m, dim = :d, previous_model = :om, previous_dim = :od"
+                                            " REMOVE pending_model, pending_dim",
                         "ConditionExpression": "pending_model = :m AND pending_dim = :d",
-                        "ExpressionAttributeValues": values}},
+                        "ExpressionAttributeValues": {**values, ":om": s(kb.profile.model),
+                                                      ":od": n(kb.profile.dimension)}}},
             {"Update": {"TableName": self.catalog.table, "Key": key(f"KB#{kb.id}", "#KB"),
                         "UpdateExpression": "ADD version :one", "ExpressionAttributeValues": {":one": n(1)}}},
         ], conflict=f"No switch of this knowledge base to {target.model} ({target.dimension}-d) is pending")
@@ -99,3 +103,13 @@ class OpenSearchShadowGenerations:
         name = index_name(self.index.prefix, old)
         self.index._delete_chunks(name, kb, None)
         self.index._delete_chunks(documents_index(name), kb, None)
+        self.catalog.conditional(lambda: self.catalog.client.update_item(
+            TableName=self.catalog.table, Key=self._item_key(kb),
+            UpdateExpression="REMOVE previous_model, previous_dim",
+            ConditionExpression="previous_model = :om AND previous_dim = :od",
+            ExpressionAttributeValues={":om": s(old.model), ":od": n(old.dimension)}))  # else: not this drop's
+
+    def leftover(self, kb: KnowledgeBase) -> EmbeddingProfile | None:
+        item = self.catalog.get_item(f"WS#{kb.workspace_id}", f"KB#{kb.id}") or {}
+        model = get_s(item, "previous_model")
+        return EmbeddingProfile(model, get_n(item, "previous_dim")) if model else None

@@ -120,6 +120,10 @@ class SqliteShadowGenerations:
                  for key, (content_hash, context) in keys.items()])
 
 
+    def leftover(self, kb: KnowledgeBase) -> EmbeddingProfile | None:
+        return None  # the old vectors go in the switch's own transaction; cache rows left are the sweep's
+
+
 def _require_pending(conn: sqlite3.Connection, kb: KnowledgeBase, target: EmbeddingProfile) -> None:
     row = conn.execute("SELECT embedding_model, embedding_dimension FROM profile_switches WHERE knowledge_base_id = ?",
                        (kb.id,)).fetchone()
