@@ -41,7 +41,7 @@ def test_the_same_profile_rebuilds_with_counts(run: Any, kb: None) -> None:
     assert (code, out) == (0, "reindexed docs: documents 2, chunks 2\n")
 
 
-def test_on_aws_the_kb_moves_to_another_titan_dimension(run: Any, kb: None, engine: str,
+def test_on_aws_the_kb_moves_to_another_titan_dimension(run: Any, kb: None, engine: str, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     if engine != "aws":
         pytest.skip("the embedded engine builds one model (MiniLM): its switch is tests/contract's, with fakes")
@@ -59,3 +59,13 @@ def test_on_aws_the_kb_moves_to_another_titan_dimension(run: Any, kb: None, engi
     assert waits == [OpenSearchShadowGenerations.settle_s] == [30.0]  # before the old index's records went
     _, hits, _ = run("search", "payments retried", "--workspace", "w", "--kb", "docs", "--local", "--json")
     assert hits["data"]["results"][0]["documentName"] == "pay.md"
+    # the deployment is still configured for another dimension: a folder ingested into the KB is embedded at 512
+    (tmp_path / "more").mkdir()
+    (tmp_path / "more" / "tax.md").write_text("# Taxes\n\nInvoices carry the customer's tax number.", "utf-8")
+    assert run("ingest", "--workspace", "w", "--kb", "docs", "--quiet", str(tmp_path / "more"))[0] == 0
+    ports = get_ports()
+    kb = ports.catalog.find_knowledge_base_by_name("w", "docs")
+    assert kb is not None
+    tax = ports.catalog.find_document_by_name(kb.id, "tax.md")
+    assert tax is not None
+    assert {len(c.embedding or []) for c in ports.archive.document_chunks(kb, tax.id)} == {512}
