@@ -1,6 +1,6 @@
 """Issue 25: `agentkb kb reindex` rebuilds a KB's chunks and vectors from the documents' stored text on both engines:
-the vectors become the configured embedder's, and on AWS a lost collection is rebuilt from DynamoDB's records. A
-KB under another embedding profile is refused (the in-place switch is not built) and changes nothing."""
+the vectors become the configured embedder's, and on AWS a lost collection is rebuilt from DynamoDB's records. The
+switch to another profile is tests/contract/test_profile_switch_contract.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from agentkb.composition import get_ports, reset_ports
-from agentkb.errors import Conflict
 from agentkb.local.operator import OPERATOR, deps
 from agentkb.models.domain import IndexQuery
 from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
@@ -66,11 +65,3 @@ def test_reindex_rebuilds_the_vectors_from_the_stored_text(ports: Any, request: 
     hits = bundle.index.lexical_search(IndexQuery("ws1", (kb.id,), text="payments retried", limit_per_kb=3))
     assert hits and docs[hits[0].document_id].name == "pay.md"
 
-
-def test_reindex_refuses_another_profile_and_changes_nothing(ports: Any) -> None:
-    kb = _seed(ports.bundle.replace(embedder=Hashed()))
-    before = _vectors(ports.bundle, kb)
-    other = ports.bundle.replace(embedder=Hashed(model_id="another-model", dimension=64))
-    with pytest.raises(Conflict):
-        reindex_kb(other, "ws1", kb.id)
-    assert _vectors(ports.bundle, kb) == before

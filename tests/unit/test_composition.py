@@ -69,7 +69,8 @@ def test_the_embedded_engine_builds_its_own_adapters(data_dir: Path) -> None:
                      "memories": "SqliteMemoryStore", "graph": "SqliteGraphStore",
                      "idempotency": "PowertoolsIdempotency", "objects": "LocalObjectReader", "deadline": "NoDeadline",
                      "indexing_queue": "SqliteIndexingQueue", "traces": "SqliteRecallTraceStore",
-                     "archive": "SqliteWorkspaceArchive"}
+                     "archive": "SqliteWorkspaceArchive", "embedders": "LocalEmbedders",
+                     "generations": "SqliteShadowGenerations"}
 
 
 def test_a_port_is_built_once_and_the_bundle_is_frozen(data_dir: Path) -> None:

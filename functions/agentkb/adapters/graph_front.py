@@ -39,6 +39,8 @@ class GraphReads(Protocol):
     def source_hash(self, workspace_id: str) -> str: ...
     def workspaces(self) -> list[str]: ...
     def export(self, workspace_id: str) -> Export: ...
+    def export_ids(self, workspace_id: str, kind: str, after: str, limit: int) -> list[str]: ...
+    def export_relations(self, workspace_id: str, after: str, limit: int) -> list[records.RelationRecord]: ...
 
 
 class GraphStoreFront:
@@ -92,3 +94,9 @@ class GraphStoreFront:
 
     def export(self, workspace_id: str) -> Export:
         return self.reader.export(workspace_id)
+
+    def export_ids(self, workspace_id: str, kind: str, after: str, limit: int) -> list[str]:
+        return self.reader.export_ids(workspace_id, kind, after, limit)
+
+    def export_relations(self, workspace_id: str, after: str, limit: int) -> list[records.RelationRecord]:
+        return self.reader.export_relations(workspace_id, after, limit)

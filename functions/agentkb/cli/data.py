@@ -89,7 +89,7 @@ def _kb_delete(args: argparse.Namespace, ports: Ports) -> int:
     kb = resolve_kb(ports, args.workspace, args.kb)
     confirm(lambda: f"delete knowledge base {kb.name!r} ({kb.id}) and its {sum(1 for _ in documents(ports, kb))}"
                     " documents?", args.yes, "agentkb kb delete")
-    delete_knowledge_base(ports.catalog, ports.index, OPERATOR, args.workspace, kb.id)
+    delete_knowledge_base(ports.catalog, ports.index, OPERATOR, args.workspace, kb.id, ports.generations)
     print(json.dumps({"deleted": kb.id, "name": kb.name}) if args.json else f"deleted {kb.id} ({kb.name})")
     return 0
 

@@ -49,19 +49,38 @@ def register(subparsers: Any) -> None:
 
 def add_kb_reindex(kb_commands: Any, common: argparse.ArgumentParser) -> None:
     """`agentkb kb reindex`: in the `kb` group."""
-    cmd = kb_commands.add_parser("reindex", parents=[common], help="rebuild a knowledge base's chunks and vectors "
-                                                                   "from its documents' stored text")
+    cmd = kb_commands.add_parser("reindex", parents=[common], help="re-embed a knowledge base from its documents "
+                                 "(rebuilds a lost index; with another model, switches the KB to it in place)")
     cmd.add_argument("--workspace", required=True, help="workspace id")
     cmd.add_argument("--kb", required=True, help="knowledge base id or name")
-    cmd.add_argument("--embedding-model", help="the model to embed with (must be the configured embedder's)")
+    cmd.add_argument("--embedding-model", help="MODEL or MODEL@DIMENSION to move the KB to (default: the configured "
+                                               "embedder's); searches use the old vectors until the switch")
+    cmd.add_argument("--quiet", action="store_true", help="no progress bar")
     cmd.set_defaults(func=run_reindex)
 
 
 def run_reindex(args: argparse.Namespace, ports: Ports) -> int:
     from agentkb.services.portability.reindex import reindex_kb
 
-    counts = reindex_kb(ports, args.workspace, args.kb, args.embedding_model)
-    print(f"reindexed {args.kb}: documents {counts['documents']}, chunks {counts['chunks']}")
+    bar: Any = None
+    if not args.quiet:
+        from tqdm import tqdm
+
+        bar = tqdm(desc=f"reindex {args.kb}", unit="document", file=sys.stderr)
+    try:
+        counts = reindex_kb(ports, args.workspace, args.kb, args.embedding_model,
+                            None if bar is None else bar.update)
+    finally:
+        if bar is not None:
+            bar.close()
+    parts = [f"documents {counts['documents']}", f"chunks {counts['chunks']}"]
+    if counts.get("switched"):
+        parts += [f"already staged {counts['resumed']}", f"caught up {counts['caughtUp']}"]
+        moved = ports.catalog.get_knowledge_base(args.workspace, args.kb) or \
+            ports.catalog.find_knowledge_base_by_name(args.workspace, args.kb)
+        if moved is not None:
+            parts.append(f"now {moved.profile.model} ({moved.profile.dimension}-d)")
+    print(f"reindexed {args.kb}: {', '.join(parts)}")
     return 0
 
 

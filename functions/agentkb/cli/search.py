@@ -70,7 +70,8 @@ def _search_here(ports: Ports, request: KnowledgeSearchRequest) -> tuple[dict[st
     from agentkb.services.search.service import SearchDeps, search_knowledge
 
     ids = [resolve_kb(ports, request.workspaceId, ref).id for ref in request.kb_ids()]
-    deps = SearchDeps(ports.catalog, ports.index, ports.embedder, ports.reranker, ports.settings.default_search_mode)
+    deps = SearchDeps(ports.catalog, ports.index, ports.embedder, ports.reranker, ports.settings.default_search_mode,
+                      embedders=ports.embedders)
     outcome = search_knowledge(request.model_copy(update={"knowledgeBaseIds": ids}), OPERATOR, deps)
     return outcome.data.model_dump(mode="json"), outcome.degraded
 

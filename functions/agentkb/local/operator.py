@@ -20,7 +20,7 @@ OPERATOR = Principal(id="operator", workspaces=("*",), scopes=("api:read", "api:
 
 def deps(ports: Ports) -> IngestDeps:
     return IngestDeps(ports.catalog, ports.index, ports.embedder, ports.tokenizer,
-                      ports.embedding_cache)
+                      ports.embedding_cache, embedders=ports.embedders)
 
 
 def create_kb(ports: Ports, workspace: str, name: str, description: str | None, tags: list[str]) -> KnowledgeBase:

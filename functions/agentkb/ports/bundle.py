@@ -16,9 +16,9 @@ if TYPE_CHECKING:
     from agentkb.ports.access import KeyStore, RateLimiter, SecretStore
     from agentkb.ports.archive import WorkspaceArchive
     from agentkb.ports.catalog import Catalog
-    from agentkb.ports.embedding import Embedder, EmbeddingCache, Reranker, Tokenizer
+    from agentkb.ports.embedding import Embedder, EmbedderRegistry, EmbeddingCache, Reranker, Tokenizer
     from agentkb.ports.graph import GraphStore
-    from agentkb.ports.index import Index, IndexingQueue
+    from agentkb.ports.index import Index, IndexingQueue, ShadowGenerations
     from agentkb.ports.invocation import Idempotency, InvocationDeadline, ObjectReader
     from agentkb.ports.memory import MemoryStore, RecallTraceStore
     from agentkb.ports.snapshot import SnapshotStore
@@ -92,6 +92,8 @@ class PortSet:
     indexing_queue: Port[IndexingQueue] = Port()  # big documents accepted with 202, indexed in the background
     traces: Port[RecallTraceStore] = Port()
     archive: Port[WorkspaceArchive] = Port()  # export / import: a workspace's records by id (issue 25)
+    embedders: Port[EmbedderRegistry] = Port()  # embedders of other profiles than the configured one (issue 25)
+    generations: Port[ShadowGenerations] = Port()  # `kb reindex` to another profile: the shadow generation
 
 
 def declared_ports() -> list[Port[Any]]:

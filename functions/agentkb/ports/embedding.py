@@ -25,6 +25,17 @@ class Embedder(Protocol):
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
+class EmbedderRegistry(Protocol):
+    """The embedders a deployment can build besides its configured one (issue 25: a KB keeps answering on its own
+    profile while, or until, it is re-embedded under another): Bedrock models on AWS from one client, the local
+    model on the embedded engine, fakes in tests."""
+
+    def embedder_for(self, model: str, dimension: int | None = None) -> Embedder | None:
+        """An embedder of `model` at `dimension` (None: the model's default dimension), or None when this
+        deployment cannot build one."""
+        ...
+
+
 class Tokenizer(Protocol):
     """Counts and splits text in the embedding model's tokens (chunking and token budgets)."""
 

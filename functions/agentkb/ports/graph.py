@@ -74,3 +74,12 @@ class GraphStore(Protocol):
     def export(self, workspace_id: str) -> tuple[list[str], list[RelationRecord], list[str]]:
         """Everything stored for a workspace, by id: entity documents, relations, proof documents (as stored)."""
         ...
+
+    def export_ids(self, workspace_id: str, kind: str, after: str, limit: int) -> list[str]:
+        """A page of the ids of the workspace's `kind` ("entities" or "proofs") after `after` ("": from the first),
+        in id order (an export reads the graph a page at a time)."""
+        ...
+
+    def export_relations(self, workspace_id: str, after: str, limit: int) -> list[RelationRecord]:
+        """A page of the workspace's relations after the id `after`, in id order."""
+        ...

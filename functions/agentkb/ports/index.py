@@ -10,7 +10,16 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # annotations only: keeps the handlers' cold import light
-    from agentkb.models.domain import Chunk, Document, DocumentHit, IndexHit, IndexQuery, KnowledgeBase, LegHit
+    from agentkb.models.domain import (
+        Chunk,
+        Document,
+        DocumentHit,
+        EmbeddingProfile,
+        IndexHit,
+        IndexQuery,
+        KnowledgeBase,
+        LegHit,
+    )
 
 
 class Index(Protocol):
@@ -79,4 +88,54 @@ class IndexingQueue(Protocol):
     def done(self, document: Document, error: str | None = None) -> None:
         """Indexing of `document.revision` ended: dequeue it (unless a later revision waits); with an error that
         revision's record becomes `failed` with the reason."""
+        ...
+
+
+class ShadowGenerations(Protocol):
+    """A knowledge base re-embedded under another profile (`agentkb kb reindex --embedding-model`): its chunks under
+    the target profile are written beside the live ones, unseen by searches, then made live in one catalog write.
+
+    Embedded: a pending-switch row and shadow vectors in SQLite. AWS: the pending target on the KB's DynamoDB item
+    and the chunks in the target profile's OpenSearch index."""
+
+    settle_s: float  # how long a search that read the KB before the switch may still read the old generation
+
+    def pending(self, kb: KnowledgeBase) -> EmbeddingProfile | None:
+        """The target of the switch in progress, or None."""
+        ...
+
+    def begin(self, kb: KnowledgeBase, target: EmbeddingProfile) -> None:
+        """Record the pending switch (again, for a re-run); Conflict when a switch to another target is pending."""
+        ...
+
+    def staged(self, kb: KnowledgeBase, target: EmbeddingProfile) -> dict[str, int]:
+        """Document id -> revision already written in the shadow generation (what a re-run may skip)."""
+        ...
+
+    def stage(self, kb: KnowledgeBase, target: EmbeddingProfile, document: Document,
+              chunks: Sequence[Chunk]) -> None:
+        """Write the document's chunks, embedded under `target`, into the shadow generation (replacing any earlier
+        shadow of it)."""
+        ...
+
+    def unstage(self, kb: KnowledgeBase, target: EmbeddingProfile, document_id: str) -> None:
+        """Forget the shadow of a document deleted meanwhile."""
+        ...
+
+    def switch(self, kb: KnowledgeBase, target: EmbeddingProfile) -> list[str]:
+        """Make the shadow generation live: the KB's profile and its vectors change together. Returns the ids of
+        documents whose live revision the shadow lacks (nothing changed then: stage them and switch again); an
+        engine that cannot check that in the same step returns [] and the caller catches up after it."""
+        ...
+
+    def abandon(self, kb: KnowledgeBase, target: EmbeddingProfile) -> None:
+        """Give up a pending switch: its shadow generation and the pending record go (a KB deleted meanwhile)."""
+        ...
+
+    def drop(self, kb: KnowledgeBase, old: EmbeddingProfile) -> None:
+        """After the switch: remove what is left of the KB under its old profile."""
+        ...
+
+    def leftover(self, kb: KnowledgeBase) -> EmbeddingProfile | None:
+        """The old profile of a switch whose drop did not finish (a kill between the two), or None."""
         ...

@@ -5,24 +5,10 @@ several ids once a second KB existed)."""
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from agentkb.cli.main import main
-
-
-@pytest.fixture()
-def run(engine: str, capsys: pytest.CaptureFixture[str]) -> Any:
-    def call(*argv: str) -> tuple[int, Any, str]:
-        code = main(list(argv))
-        captured = capsys.readouterr()
-        out = json.loads(captured.out) if "--json" in argv and code == 0 else captured.out
-        return code, out, captured.err
-
-    return call
 
 
 @pytest.fixture()

@@ -62,6 +62,21 @@ class BedrockEmbedder:
             return list(pool.map(self._invoke, texts))
 
 
+
+class BedrockEmbedders:
+    """EmbedderRegistry port on Bedrock: Titan Text Embeddings v2 at any of its dimensions, over one client (a KB
+    embedded at 512-d keeps answering in a deployment configured for 1024-d, and `kb reindex` moves it)."""
+
+    def __init__(self, client: Callable[[], Any]) -> None:
+        self._client = client
+        self._built: dict[tuple[str, int], BedrockEmbedder] = {}
+
+    def embedder_for(self, model: str, dimension: int | None = None) -> BedrockEmbedder | None:
+        dimension = dimension or 1024
+        if model != TITAN_V2 or dimension not in TITAN_DIMENSIONS:
+            return None
+        return self._built.setdefault((model, dimension), BedrockEmbedder(self._client, model, dimension))
+
 class BedrockReranker:
     """Reranker port on bedrock-agent-runtime `rerank`; anything it cannot serve is reported `unavailable`."""
 

@@ -16,7 +16,7 @@ from agentkb.models.engine import AWS, EngineTraits
 from agentkb.ports.bundle import PortSet, builds
 
 if TYPE_CHECKING:
-    from agentkb.adapters.aws.bedrock import BedrockEmbedder, BedrockReranker
+    from agentkb.adapters.aws.bedrock import BedrockEmbedder, BedrockEmbedders, BedrockReranker
     from agentkb.adapters.aws.dynamodb.archive import AwsWorkspaceArchive
     from agentkb.adapters.aws.dynamodb.catalog import DynamoDbCatalog
     from agentkb.adapters.aws.dynamodb.embedding_cache import DynamoDbEmbeddingCache
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from agentkb.adapters.aws.dynamodb.snapshot import DynamoDbSnapshotStore
     from agentkb.adapters.aws.dynamodb.tables import ClientFactory
     from agentkb.adapters.aws.dynamodb.traces import DynamoDbRecallTraceStore
+    from agentkb.adapters.aws.opensearch.generations import OpenSearchShadowGenerations
     from agentkb.adapters.aws.opensearch.index import OpenSearchIndex
     from agentkb.adapters.aws.opensearch.indexed_memory import IndexedMemoryStore
     from agentkb.adapters.aws.opensearch.transport import JsonClient, LambdaDeadline
@@ -90,9 +91,19 @@ class AwsBuilder:
     def embedder(self, ports: Ports) -> BedrockEmbedder:
         from agentkb.adapters.aws.bedrock import TITAN_V2, BedrockEmbedder
 
-        client = self.client("bedrock-runtime", self.settings.embed_timeout_ms / 1000, max_attempts=2)
-        return BedrockEmbedder(client, self.settings.embedding_model or TITAN_V2,
+        return BedrockEmbedder(self.bedrock_runtime, self.settings.embedding_model or TITAN_V2,
                                self.settings.embedding_dimension or 1024)
+
+    @cached_property
+    def bedrock_runtime(self) -> ClientFactory:
+        """The embedders' client: the configured one and the registry's share it."""
+        return self.client("bedrock-runtime", self.settings.embed_timeout_ms / 1000, max_attempts=2)
+
+    @builds(PortSet.embedders)
+    def embedders(self, ports: Ports) -> BedrockEmbedders:
+        from agentkb.adapters.aws.bedrock import BedrockEmbedders
+
+        return BedrockEmbedders(self.bedrock_runtime)
 
     @builds(PortSet.tokenizer)
     def tokenizer(self, ports: Ports) -> ApproximateTokenizer:
@@ -202,3 +213,14 @@ class AwsBuilder:
         return AwsWorkspaceArchive(DynamoDbTable(dynamodb, self._required("memory_table"), store="memory"),
                                    DynamoDbTable(dynamodb, self._required("snapshot_table"), store="snapshot"),
                                    chunks, getattr(ports.memories, "sync", None))
+
+    @builds(PortSet.generations)
+    def generations(self, ports: Ports) -> OpenSearchShadowGenerations:
+        """`kb reindex` to another profile: the pending target on the KB's item, chunks in the target's index."""
+        from agentkb.adapters.aws.opensearch.generations import OpenSearchShadowGenerations
+        from agentkb.adapters.aws.opensearch.index import OpenSearchIndex
+
+        index = ports.index
+        if not isinstance(index, OpenSearchIndex):
+            raise TypeError("the shadow generation lives in the OpenSearch index")
+        return OpenSearchShadowGenerations(index, self.dynamodb_catalog)

@@ -16,12 +16,13 @@ from agentkb.ports.bundle import PortSet, builds
 
 if TYPE_CHECKING:
     from agentkb.adapters.embedded.basics import LocalObjectReader, NoDeadline, UnavailableReranker
-    from agentkb.adapters.embedded.embedder import LocalEmbedder, WordPieceTokenizer
+    from agentkb.adapters.embedded.embedder import LocalEmbedder, LocalEmbedders, WordPieceTokenizer
     from agentkb.adapters.embedded.index import SqliteIndex
     from agentkb.adapters.embedded.sqlite.archive import SqliteWorkspaceArchive
     from agentkb.adapters.embedded.sqlite.catalog import SqliteCatalog
     from agentkb.adapters.embedded.sqlite.db import Database
     from agentkb.adapters.embedded.sqlite.embedding_cache import SqliteEmbeddingCache
+    from agentkb.adapters.embedded.sqlite.generations import SqliteShadowGenerations
     from agentkb.adapters.embedded.sqlite.graph.store import SqliteGraphStore
     from agentkb.adapters.embedded.sqlite.indexing import SqliteIndexingQueue
     from agentkb.adapters.embedded.sqlite.memory.store import SqliteMemoryStore
@@ -46,6 +47,7 @@ class EmbeddedBuilder:
         # would run its DDL script (and so a COMMIT) on a connection that might be inside a transaction.
         import agentkb.adapters.embedded.sqlite.catalog
         import agentkb.adapters.embedded.sqlite.embedding_cache
+        import agentkb.adapters.embedded.sqlite.generations
         import agentkb.adapters.embedded.sqlite.graph.store
         import agentkb.adapters.embedded.sqlite.idempotency_table
         import agentkb.adapters.embedded.sqlite.indexing
@@ -167,3 +169,15 @@ class EmbeddedBuilder:
         from agentkb.adapters.embedded.sqlite.archive import SqliteWorkspaceArchive
 
         return SqliteWorkspaceArchive(self.database)
+
+    @builds(PortSet.embedders)
+    def embedders(self, ports: Ports) -> LocalEmbedders:
+        from agentkb.adapters.embedded.embedder import LocalEmbedders
+
+        return LocalEmbedders()
+
+    @builds(PortSet.generations)
+    def generations(self, ports: Ports) -> SqliteShadowGenerations:
+        from agentkb.adapters.embedded.sqlite.generations import SqliteShadowGenerations
+
+        return SqliteShadowGenerations(self.database)

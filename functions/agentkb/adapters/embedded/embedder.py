@@ -174,3 +174,13 @@ def local_tokenizer() -> WordPieceTokenizer:
         return WordPieceTokenizer()
     except ImportError as exc:
         raise DependencyError("tokenizers is not installed (pip install 'agentkb[local]')") from exc
+
+
+class LocalEmbedders:
+    """EmbedderRegistry port on the embedded engine: the local model is the only one it can build (loaded lazily,
+    at its first embedding, like the configured embedder)."""
+
+    def embedder_for(self, model: str, dimension: int | None = None) -> LocalEmbedder | None:
+        if model != MODEL_ID or dimension not in (None, DIMENSION):
+            return None
+        return local_embedder()

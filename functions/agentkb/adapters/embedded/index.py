@@ -75,7 +75,7 @@ class SqliteIndex:
 
     def _write(self, conn: sqlite3.Connection, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk],
                replaces: int | None) -> None:
-        check_revision(conn, document, replaces)  # at commit: the embedding ran before, outside any lock
+        check_revision(conn, document, replaces, kb.profile)  # at commit: the embedding ran before, unlocked
         dropped = dropped_texts(conn, "document_id = ?", (document.id,))
         conn.execute("DELETE FROM chunks WHERE document_id = ?", (document.id,))
         conn.execute(

@@ -30,7 +30,7 @@ routes = Routes()
 def ingest_deps(ports: Annotated[Ports, Depends(get_ports)]) -> IngestDeps:
     """The ingest service's ports (also the queue consumer's and the CLI's)."""
     return IngestDeps(ports.catalog, ports.index, ports.embedder, ports.tokenizer, ports.embedding_cache,
-                      queue=ports.indexing_queue)
+                      queue=ports.indexing_queue, embedders=ports.embedders)
 
 
 Deps = Annotated[IngestDeps, Depends(ingest_deps)]

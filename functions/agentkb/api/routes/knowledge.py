@@ -75,7 +75,7 @@ def get_knowledge_base_route(knowledgeBaseId: str, workspace_id: WorkspaceQuery,
               responses={204: {"description": "Deleted"}, **ERRORS})
 def delete_knowledge_base(knowledgeBaseId: str, workspace_id: WorkspaceQuery, ports: PortsDep) -> Response[Any]:
     knowledge_admin.delete_knowledge_base(ports.catalog, ports.index, current_principal(), workspace_id,
-                                          knowledgeBaseId)
+                                          knowledgeBaseId, ports.generations)
     return Response(status_code=204, body="")
 
 

@@ -17,7 +17,8 @@ routes = Routes()
 
 def search_deps(ports: Annotated[Ports, Depends(get_ports)]) -> SearchDeps:
     """The search service's ports (also the knowledge source of snapshots)."""
-    return SearchDeps(ports.catalog, ports.index, ports.embedder, ports.reranker, ports.settings.default_search_mode)
+    return SearchDeps(ports.catalog, ports.index, ports.embedder, ports.reranker, ports.settings.default_search_mode,
+                      embedders=ports.embedders)
 
 
 @routes.read("POST", "/api/v2/knowledge/search", "searchKnowledge", summary="Search knowledge",

@@ -20,6 +20,7 @@ from agentkb.services.extract.files import ExtractedText
 from agentkb.services.ingest.chunking import TextChunk, chunk_markdown, content_hash
 from agentkb.services.ingest.file_identity import FileIdentities, Target, find_identities, resolve_target
 from agentkb.services.ingest.service import DocumentInput, IngestDeps, unchanged, write_prepared
+from agentkb.services.search.profiles import embedder_for
 from agentkb.services.search.tag_filters import validate_document_tags
 
 EMBED_BATCH = 64  # chunks per embedder call: full model batches, and a progress step every ~1-2 s on 2 cores
@@ -156,8 +157,8 @@ class _Pipeline:
 
     def _embed(self, count: int) -> None:
         batch = list(self.todo.items())[:count]
-        fresh = dict(zip([h for h, _ in batch], self.deps.embedder.embed_documents([t for _, t in batch]),
-                         strict=True))
+        embedder = embedder_for(self.deps.embedder, self.deps.embedders, self.kb.profile)  # the KB's own profile
+        fresh = dict(zip([h for h, _ in batch], embedder.embed_documents([t for _, t in batch]), strict=True))
         if self.deps.cache is not None:  # a re-run after a kill finds these instead of embedding them again
             self.deps.cache.put_many(self.kb.profile.key, fresh)
         self.vectors.update(fresh)

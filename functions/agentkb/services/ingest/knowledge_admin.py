@@ -9,7 +9,7 @@ from agentkb.errors import NotFound
 from agentkb.models.domain import Document, KnowledgeBase, Principal
 from agentkb.paging import decode_cursor, encode_cursor, is_string_pair
 from agentkb.ports.catalog import Catalog
-from agentkb.ports.index import Index
+from agentkb.ports.index import Index, ShadowGenerations
 from agentkb.services.ingest.service import get_knowledge_base
 
 T = TypeVar("T")
@@ -34,9 +34,13 @@ def list_knowledge_bases(catalog: Catalog, principal: Principal, workspace_id: s
 
 
 def delete_knowledge_base(catalog: Catalog, index: Index, principal: Principal, workspace_id: str,
-                          kb_id: str) -> None:
-    """Chunks, vectors and index entries first, then documents and the KB: a retry after a crash finishes it."""
+                          kb_id: str, generations: ShadowGenerations | None = None) -> None:
+    """Chunks, vectors and index entries first (a pending reindex's shadow too), then documents and the KB: a retry
+    after a crash finishes it."""
     kb = get_knowledge_base(catalog, principal, workspace_id, kb_id)
+    pending = generations.pending(kb) if generations is not None else None
+    if generations is not None and pending is not None:
+        generations.abandon(kb, pending)
     index.delete_knowledge_base(kb)
     catalog.delete_knowledge_base(kb)
 

@@ -10,7 +10,7 @@ from agentkb.errors import BadRequest, Conflict, NotFound
 from agentkb.models.domain import Chunk, Document, EmbeddingProfile, KnowledgeBase, Principal, TagValue
 from agentkb.models.ingest import AddDocumentRequest, CreateKnowledgeBaseRequest
 from agentkb.ports.catalog import Catalog
-from agentkb.ports.embedding import Embedder, EmbeddingCache, Tokenizer
+from agentkb.ports.embedding import Embedder, EmbedderRegistry, EmbeddingCache, Tokenizer
 from agentkb.ports.index import Index, IndexingQueue
 from agentkb.services.extract.text import ExtractedText
 from agentkb.services.ingest.chunking import (
@@ -21,6 +21,7 @@ from agentkb.services.ingest.chunking import (
     content_hash,
 )
 from agentkb.services.ingest.revisions import Replaced, check_expected, write_serialised
+from agentkb.services.search.profiles import embedder_for, matches
 from agentkb.services.search.tag_filters import assign_slots, validate_document_tags
 from agentkb.services.secrets.documents import enforce_policy, secret_chunk_indexes
 
@@ -40,6 +41,7 @@ class IngestDeps:
     # 2-core machine; writes behind it in the local gateway wait at most that long.
     sync_max_chars: int = SYNC_INDEX_MAX_CHARS
     queue: IndexingQueue | None = None  # None: every document is indexed within its request
+    embedders: EmbedderRegistry | None = None  # for KBs on another profile than the configured one (issue 25)
 
 
 def now_iso() -> str:
@@ -77,7 +79,8 @@ def embed_chunks(deps: IngestDeps, profile: EmbeddingProfile, texts: list[tuple[
     vectors = deps.cache.get_many(profile.key, list(wanted)) if deps.cache else {}
     missing = [h for h in wanted if h not in vectors]
     if missing:
-        fresh = dict(zip(missing, deps.embedder.embed_documents([wanted[h] for h in missing]), strict=True))
+        embedder = embedder_for(deps.embedder, deps.embedders, profile)
+        fresh = dict(zip(missing, embedder.embed_documents([wanted[h] for h in missing]), strict=True))
         if deps.cache:
             deps.cache.put_many(profile.key, fresh)
         vectors.update(fresh)
@@ -146,7 +149,8 @@ def admit_document(kb_id: str, request: AddDocumentRequest, principal: Principal
                    deps: IngestDeps) -> AdmittedDocument:
     """The checks every document write makes first, indexed now (201) or in the background (202)."""
     kb = get_knowledge_base(deps.catalog, principal, request.workspaceId, kb_id)
-    if kb.profile.model != deps.embedder.model_id:
+    if not matches(deps.embedder, kb.profile) and not (deps.embedders and deps.embedders.embedder_for(
+            kb.profile.model, kb.profile.dimension)):
         raise Conflict("This deployment cannot embed for the knowledge base's embedding profile")
     doc = DocumentInput(request.name, request.content, validate_document_tags(kb, request.tags), request.sourceUrl)
     previous = deps.catalog.find_document_by_name(kb.id, doc.name)

@@ -1,13 +1,12 @@
 """`agentkb export`: every record of a workspace, read through the ports page by page, written as one archive.
 
-Memory stays flat with the workspace's size: documents, memories, snapshots and traces are read a page at a time
-and written as they come (the graph is read whole, as GraphStore.export reads it).
+Memory stays flat with the workspace's size: documents, memories, the graph's entities, relations and proofs,
+snapshots and traces are read a page at a time and written as they come.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -78,17 +77,26 @@ def _memories(ports: Ports, ws: str) -> Iterator[tuple[str, Record]]:
 
 
 def _graph(ports: Ports, ws: str) -> Iterator[tuple[str, Record]]:
-    entity_docs, relations, proof_docs = ports.graph.export(ws)
-    entity_ids = [str(json.loads(doc)["id"]) for doc in entity_docs]
-    for start in range(0, len(entity_ids), PAGE):
-        for entity in sorted(ports.graph.entities(ws, entity_ids[start:start + PAGE]), key=lambda e: e.id):
+    graph = ports.graph
+    for entity_ids in _id_pages(lambda after: graph.export_ids(ws, "entities", after, PAGE)):
+        for entity in sorted(graph.entities(ws, entity_ids), key=lambda e: e.id):
             yield "graph_entities", rec.entity_record(entity)
-    for relation in sorted(relations, key=lambda r: r.id):
-        yield "graph_relations", _relation(relation)
-    proof_ids = [str(json.loads(doc)["id"]) for doc in proof_docs]
-    for start in range(0, len(proof_ids), PAGE):
-        for proof in sorted(ports.graph.proofs(ws, proof_ids[start:start + PAGE]), key=lambda p: p.id):
+    after = ""
+    while relations := graph.export_relations(ws, after, PAGE):
+        for relation in relations:
+            yield "graph_relations", _relation(relation)
+        after = relations[-1].id
+    for proof_ids in _id_pages(lambda after: graph.export_ids(ws, "proofs", after, PAGE)):
+        for proof in sorted(graph.proofs(ws, proof_ids), key=lambda p: p.id):
             yield "graph_proofs", asdict(proof)
+
+
+def _id_pages(page: Callable[[str], list[str]]) -> Iterator[list[str]]:
+    """Pages of ids in id order, each asked for after the last id of the one before."""
+    after = ""
+    while ids := page(after):
+        yield ids
+        after = ids[-1]
 
 
 def _relation(relation: RelationRecord) -> Record:

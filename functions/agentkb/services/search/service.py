@@ -11,9 +11,10 @@ from agentkb.errors import BadRequest, DependencyError, NotFound, ServiceUnavail
 from agentkb.models.domain import IndexHit, IndexQuery, KnowledgeBase, LegHit, Principal, RerankOutcome
 from agentkb.models.search import KnowledgeSearchData, KnowledgeSearchRequest, KnowledgeSearchResult
 from agentkb.ports.catalog import Catalog
-from agentkb.ports.embedding import Embedder, Reranker
+from agentkb.ports.embedding import Embedder, EmbedderRegistry, Reranker
 from agentkb.ports.index import Index
 from agentkb.services.search.fusion import fair_share, fuse_lexical, fuse_reciprocal_rank
+from agentkb.services.search.profiles import embedder_for
 from agentkb.services.search.query_vectors import QueryVectorCache
 from agentkb.services.search.tag_filters import compile_filters
 from agentkb.services.secrets.documents import enforce_rerank_provenance
@@ -53,6 +54,7 @@ class SearchDeps:
     reranker: Reranker
     default_mode: str = "hybrid"
     stages: StageTimer = UNTIMED
+    embedders: EmbedderRegistry | None = None  # embedders of the KBs' profiles other than the configured one
 
 
 @dataclass
@@ -84,11 +86,7 @@ def _pool_size(request: KnowledgeSearchRequest) -> int:
 
 
 def _embed(deps: SearchDeps, kbs: list[KnowledgeBase], query: str) -> list[float]:
-    profile = kbs[0].profile
-    if deps.embedder.model_id != profile.model or deps.embedder.dimension != profile.dimension:
-        raise ServiceUnavailable("No embedder for this knowledge base's embedding profile is configured",
-                                 details={"embeddingModel": profile.model})
-    return QUERY_VECTORS.embed(deps.embedder, query)
+    return QUERY_VECTORS.embed(embedder_for(deps.embedder, deps.embedders, kbs[0].profile), query)
 
 
 def _result(hit: IndexHit, similarity: float, rank_score: float, rank: int) -> KnowledgeSearchResult:
@@ -172,9 +170,9 @@ def _retrieve(deps: SearchDeps, kbs: list[KnowledgeBase], base: IndexQuery, quer
             lexical_leg.result()  # never leave a leg running behind an error
         raise
     if lexical_leg is None:
-        hits = deps.index.vector_search(_with(base, vector=vector, limit=pool))
+        hits, vector = _vector_leg(deps, kbs, base, query, vector, pool)
         return [(h, round(h.score, 6), round(h.score, 6)) for h in hits], None, vector
-    semantic = deps.index.vector_search(_with(base, vector=vector, limit=max(pool, MIN_LEG_POOL)))
+    semantic, vector = _vector_leg(deps, kbs, base, query, vector, max(pool, MIN_LEG_POOL))
     lexical = lexical_leg.result()
     by_id = {h.chunk_id: h for h in lexical}
     by_id.update({h.chunk_id: h for h in semantic})
@@ -182,6 +180,21 @@ def _retrieve(deps: SearchDeps, kbs: list[KnowledgeBase], base: IndexQuery, quer
     with deps.stages.stage("fusion: hybrid RRF"):
         fused = fuse_reciprocal_rank([[h.chunk_id for h in lexical], [h.chunk_id for h in semantic]])
     return [(by_id[c], cosine.get(c), score) for c, score in fused], None, vector
+
+
+def _vector_leg(deps: SearchDeps, kbs: list[KnowledgeBase], base: IndexQuery, query: str, vector: list[float],
+                limit: int) -> tuple[list[LegHit], list[float]]:
+    """The kNN leg. No hit at all may mean a reindex switched the KBs' profile since they were read (the vectors
+    of the profile this query was embedded for are gone): then once more, embedded for the profile they have now."""
+    hits = deps.index.vector_search(_with(base, vector=vector, limit=limit))
+    if hits:
+        return hits, vector
+    now = [deps.catalog.get_knowledge_base(kb.workspace_id, kb.id) for kb in kbs]
+    moved = [kb for kb in now if kb is not None]
+    if len(moved) != len(kbs) or [kb.profile for kb in moved] == [kb.profile for kb in kbs]:
+        return hits, vector
+    vector = _embed(deps, moved, query)
+    return deps.index.vector_search(_with(base, vector=vector, limit=limit)), vector
 
 
 def _lexical_leg(deps: SearchDeps, query: IndexQuery) -> list[LegHit]:

@@ -13,7 +13,7 @@ from botocore.exceptions import ReadTimeoutError
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
-from agentkb.adapters.aws.bedrock import TITAN_V2, BedrockEmbedder, BedrockReranker
+from agentkb.adapters.aws.bedrock import TITAN_V2, BedrockEmbedder, BedrockEmbedders, BedrockReranker
 from agentkb.adapters.aws.tokenizer import ApproximateTokenizer
 from agentkb.config import ConfigurationError
 from agentkb.errors import EmbeddingUnavailable
@@ -58,6 +58,21 @@ def test_titan_embeds_with_the_configured_dimension_and_normalisation(runtime: t
     embedder = BedrockEmbedder(lambda: client, TITAN_V2, 256)
     assert embedder.embed_query("hello world") == vector
     assert (embedder.model_id, embedder.dimension) == (TITAN_V2, 256)
+
+
+def test_the_registry_builds_titan_at_each_of_its_dimensions_over_one_client(runtime: tuple[Any, Stubber]) -> None:
+    client, stubber = runtime
+    stubber.add_response("invoke_model", {"body": _body({"embedding": [0.125] * 512}),
+                                          "contentType": "application/json"}, _titan_request("q", 512))
+    registry = BedrockEmbedders(lambda: client)
+    at_512 = registry.embedder_for(TITAN_V2, 512)
+    assert at_512 is not None and (at_512.model_id, at_512.dimension) == (TITAN_V2, 512)
+    assert at_512.embed_query("q") == [0.125] * 512  # the request asked for 512 dimensions
+    assert registry.embedder_for(TITAN_V2, 512) is at_512
+    default = registry.embedder_for(TITAN_V2)
+    assert default is not None and default.dimension == 1024
+    assert registry.embedder_for(TITAN_V2, 384) is None
+    assert registry.embedder_for("sentence-transformers/all-MiniLM-L6-v2") is None
 
 
 def test_embed_documents_keeps_input_order(runtime: tuple[Any, Stubber]) -> None:

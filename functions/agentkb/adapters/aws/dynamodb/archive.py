@@ -26,7 +26,7 @@ from agentkb.adapters.aws.errors import is_conditional_failure, store_failure
 from agentkb.models.domain import Chunk, KnowledgeBase
 from agentkb.models.memory.api import IdempotencyRecord, MemoryRecord
 from agentkb.models.memory.detail import MemoryFields
-from agentkb.models.recall.trace import decode_trace
+from agentkb.models.recall.trace import RecallTrace, decode_trace
 from agentkb.ports.archive import ArchivedMemory, ArchivedTrace
 
 _SEQ = key("MSEQ", "#SEQ")
@@ -132,16 +132,24 @@ class AwsWorkspaceArchive:
             yield get_s(item, "snapshot_id") or ""
 
     def traces(self, workspace_id: str) -> Iterator[ArchivedTrace]:
-        usage: dict[str, list[tuple[int, bool, float]]] = {}
-        for item in self.memory.query(ConsistentRead=True, KeyConditionExpression="pk = :pk",
-                                      ExpressionAttributeValues={":pk": s(f"MU#{workspace_id}")}):
-            request_id = (get_s(item, "sk") or "").rsplit("#", 1)[0]
-            usage.setdefault(request_id, []).append((get_n(item, "memory_id"), bool(get_n(item, "used")),
-                                                     float(item["at"]["N"])))
+        """Each trace with its own usage events (one Query of `MU#<ws>` per trace, by its request id): memory stays
+        flat however many events the workspace holds (it read the whole partition into memory before)."""
+        for trace in self._stored_traces(workspace_id):
+            yield ArchivedTrace(trace, tuple(sorted(
+                (get_n(i, "memory_id"), bool(get_n(i, "used")), float(i["at"]["N"]))
+                for i in self._usage_items(workspace_id, trace.request_id))))
+
+    def _stored_traces(self, workspace_id: str) -> Iterator[RecallTrace]:
         for item in _scan(self.memory, "begins_with(pk, :rt) AND workspace_id = :ws",
                           {":rt": s("RT#"), ":ws": s(workspace_id)}, "pk, #trace"):
-            trace = decode_trace(get_s(item, "trace") or "{}")
-            yield ArchivedTrace(trace, tuple(sorted(usage.get(trace.request_id, ()))))
+            yield decode_trace(get_s(item, "trace") or "{}")
+
+    def _usage_items(self, workspace_id: str, request_id: str) -> Iterator[dict[str, Any]]:
+        for item in self.memory.query(
+                ConsistentRead=True, KeyConditionExpression="pk = :pk AND begins_with(sk, :rq)",
+                ExpressionAttributeValues={":pk": s(f"MU#{workspace_id}"), ":rq": s(f"{request_id}#")}):
+            if (get_s(item, "sk") or "").rsplit("#", 1)[0] == request_id:  # not another id this one begins
+                yield item
 
     def put_traces(self, traces: Sequence[ArchivedTrace]) -> int:
         new = 0
@@ -166,11 +174,9 @@ class AwsWorkspaceArchive:
                 ":pk": s(f"MW#{workspace_id}"), ":m": s("M#"), ":personal": s("personal"), ":owner": s(owner_id)})]
 
     def forget_principal(self, workspace_id: str, principal_id: str) -> dict[str, int]:
-        traces = {t.trace.request_id for t in self.traces(workspace_id) if t.trace.principal_id == principal_id}
-        usage = [key(f"MU#{workspace_id}", get_s(i, "sk") or "") for i in self.memory.query(
-            ConsistentRead=True, KeyConditionExpression="pk = :pk", ProjectionExpression="sk",
-            ExpressionAttributeValues={":pk": s(f"MU#{workspace_id}")})
-            if (get_s(i, "sk") or "").rsplit("#", 1)[0] in traces]
+        traces = {t.request_id for t in self._stored_traces(workspace_id) if t.principal_id == principal_id}
+        usage = [key(f"MU#{workspace_id}", get_s(i, "sk") or "") for r in sorted(traces)
+                 for i in self._usage_items(workspace_id, r)]
         ws = f"MW#{workspace_id}"
         idempotency = [key(ws, get_s(i, "sk") or "") for i in self.memory.query(
             ConsistentRead=True, KeyConditionExpression="pk = :pk AND begins_with(sk, :i)", ProjectionExpression="sk",

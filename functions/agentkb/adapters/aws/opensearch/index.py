@@ -59,7 +59,7 @@ BULK_BATCH = 200
 class OpenSearchIndex:
     """Index port on an AOSS vector collection. `kbs` resolves a KB's profile (-> its index), cached in-process;
     `profiles` (optional) knows the profiles the catalog has already read, so a search's legs do not read its KBs
-    again after the service did (a KB's profile never changes, which is what makes the in-process cache sound)."""
+    again after the service did, and follow the profile a reindex switched the KB to."""
 
     def __init__(self, client: JsonClient, kbs: KnowledgeBaseLookup, registry: DocumentRegistry, *,
                  prefix: str, generation: str, default_profile: EmbeddingProfile | None,
@@ -72,7 +72,7 @@ class OpenSearchIndex:
         self.generation = generation
         self.default_profile = default_profile
         self._known_indexes: set[str] = set()
-        self._kb_index: dict[tuple[str, str], str] = {}
+        self._kb_index: dict[tuple[str, str], EmbeddingProfile] = {}
         self._chunk_index: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -85,17 +85,17 @@ class OpenSearchIndex:
         self._known_indexes.add(name)
         return name
 
-    def _index_of(self, workspace_id: str, kb_id: str) -> str | None:
-        name = self._kb_index.get((workspace_id, kb_id))
-        if name is None:  # keyed by workspace too: a KB id from another workspace never resolves
-            profile = self.profiles.remembered_profile(workspace_id, kb_id) if self.profiles else None
-            if profile is None:
-                kb = self.kbs.get_knowledge_base(workspace_id, kb_id)
-                if kb is None:
-                    return None
-                profile = kb.profile
-            name = self._kb_index[(workspace_id, kb_id)] = index_name(self.prefix, profile)
-        return name
+    def _profile_of(self, workspace_id: str, kb_id: str) -> EmbeddingProfile | None:
+        profile = self.profiles.remembered_profile(workspace_id, kb_id) if self.profiles else None
+        if profile is not None:  # the catalog's latest read of the KB: follows a reindex's switch (issue 25)
+            return profile
+        profile = self._kb_index.get((workspace_id, kb_id))
+        if profile is None:  # keyed by workspace too: a KB id from another workspace never resolves
+            kb = self.kbs.get_knowledge_base(workspace_id, kb_id)
+            if kb is None:
+                return None
+            profile = self._kb_index[(workspace_id, kb_id)] = kb.profile
+        return profile
 
     def _remember(self, name: str, hits: Sequence[LegHit]) -> None:
         with self._lock:
@@ -111,7 +111,7 @@ class OpenSearchIndex:
         """Claim, index, commit; then the older revisions' records go (this one's, when a higher one won)."""
         self.registry.claim_revision(document, replaces)  # RevisionConflict: nothing written
         name = self.ensure_index(kb.profile)
-        self._kb_index[(kb.workspace_id, kb.id)] = name
+        self._kb_index[(kb.workspace_id, kb.id)] = kb.profile
         revision = document.revision
         if replaces is None:  # the name's only writer: replace whatever is there first, as it always did
             self._delete_revisions(name, kb, document.id, None)
@@ -180,9 +180,10 @@ class OpenSearchIndex:
         """Run one search per KB (each capped at limit_per_kb); a KB without an index yet has no hits."""
         out: list[tuple[str, dict[str, Any]]] = []
         for kb_id in query.knowledge_base_ids:
-            name = self._index_of(query.workspace_id, kb_id)
-            if name is None:
-                continue
+            profile = self._profile_of(query.workspace_id, kb_id)
+            if profile is None or (query.vector and len(query.vector) != profile.dimension):
+                continue  # a vector of another profile's width finds nothing, as on the embedded engine
+            name = index_name(self.prefix, profile)
             target = documents_index(name) if documents else name
             status, found = self.client.call("POST", f"/{target}/_search", build(kb_id), operation=operation,
                                              accept=(404,))

@@ -77,9 +77,17 @@ def _indexes(stored: str | None) -> tuple[int, ...] | None:
     return tuple(json.loads(stored)) if stored is not None else None
 
 
-def check_revision(conn: sqlite3.Connection, document: Document, replaces: int | None) -> None:
+def check_revision(conn: sqlite3.Connection, document: Document, replaces: int | None,
+                   profile: EmbeddingProfile | None = None) -> None:
     """In a write transaction (BEGIN IMMEDIATE: no other writer between this read and the write): RevisionConflict
-    unless the document's name is at revision `replaces` (0: free; None: any) and held by this document."""
+    unless the document's name is at revision `replaces` (0: free; None: any) and held by this document; Conflict
+    when the KB is no longer on `profile`, the one its chunks were embedded for (a reindex switched it since)."""
+    if profile is not None:
+        kb = conn.execute("SELECT embedding_model, embedding_dimension FROM knowledge_bases WHERE id = ?",
+                          (document.knowledge_base_id,)).fetchone()
+        if kb is not None and EmbeddingProfile(kb[0], int(kb[1])) != profile:
+            raise Conflict("The knowledge base was switched to another embedding profile while this document was "
+                           "embedded: send it again", details={"embeddingModel": kb[0], "dimension": int(kb[1])})
     row = conn.execute("SELECT id, revision FROM documents WHERE knowledge_base_id = ? AND name = ?",
                        (document.knowledge_base_id, document.name)).fetchone()
     holder, current = (row[0], row[1]) if row else (None, 0)

@@ -136,3 +136,31 @@ class DynamoDbGraphReader:
 
         return ([get_s(i, "doc") or "{}" for i in items("E#")], [relation_from_item(i) for i in items("R#")],
                 [get_s(i, "doc") or "{}" for i in items("P#")])
+
+    def export_ids(self, workspace_id: str, kind: str, after: str, limit: int) -> list[str]:
+        prefix = {"entities": "E#", "proofs": "P#"}[kind]
+        return [item["sk"]["S"][2:] for item in self._export_page(workspace_id, prefix, after, limit, "sk")]
+
+    def export_relations(self, workspace_id: str, after: str, limit: int) -> list[RelationRecord]:
+        return [relation_from_item(i) for i in self._export_page(workspace_id, "R#", after, limit, None)]
+
+    def _export_page(self, workspace_id: str, prefix: str, after: str, limit: int,
+                     projection: str | None) -> list[dict[str, Any]]:
+        """Up to `limit` items of the prefix after `prefix + after`, in sort key order (ExclusiveStartKey)."""
+        g = f"G#{workspace_id}"
+        kwargs: dict[str, Any] = {"TableName": self.db.table, "ConsistentRead": True,
+                                  "KeyConditionExpression": "pk = :pk AND begins_with(sk, :p)",
+                                  "ExpressionAttributeValues": {":pk": s(g), ":p": s(prefix)}}
+        if projection:
+            kwargs["ProjectionExpression"] = projection
+        if after:
+            kwargs["ExclusiveStartKey"] = key(g, prefix + after)
+        items: list[dict[str, Any]] = []
+        while len(items) < limit:
+            kwargs["Limit"] = limit - len(items)
+            page = guarded(STORE, partial(self.db.client.query, **kwargs))
+            items.extend(page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return items

@@ -120,3 +120,14 @@ class SqliteGraphReader:
             f"SELECT {REL_COLUMNS} FROM graph_relations WHERE workspace_id = ? ORDER BY id", ws)]
         proofs = [r[0] for r in conn.execute("SELECT doc FROM graph_proofs WHERE workspace_id = ? ORDER BY id", ws)]
         return entities, relations, proofs
+
+    def export_ids(self, workspace_id: str, kind: str, after: str, limit: int) -> list[str]:
+        table = {"entities": "graph_entities", "proofs": "graph_proofs"}[kind]
+        return [r[0] for r in self.db.connection().execute(
+            f"SELECT id FROM {table} WHERE workspace_id = ? AND id > ? ORDER BY id LIMIT ?",
+            (workspace_id, after, limit))]
+
+    def export_relations(self, workspace_id: str, after: str, limit: int) -> list[RelationRecord]:
+        return [relation_from_row(r) for r in self.db.connection().execute(
+            f"SELECT {REL_COLUMNS} FROM graph_relations WHERE workspace_id = ? AND id > ? ORDER BY id LIMIT ?",
+            (workspace_id, after, limit))]
