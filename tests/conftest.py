@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -35,6 +36,17 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     yield tmp_path / "data"
     reset_settings()
     reset_ports()
+
+
+@pytest.fixture()
+def one_rate_window(monkeypatch: pytest.MonkeyPatch) -> float:
+    """The gate's clock only, pinned 30 s into a one-minute window: a test's requests all count in one window,
+    never across a minute boundary (the fixed-window limiters reset there, and a loaded run can straddle it)."""
+    from agentkb.api import gate
+
+    now = 1_800_000_030.0
+    monkeypatch.setattr(gate, "time", SimpleNamespace(time=lambda: now))
+    return now
 
 
 @pytest.fixture()

@@ -22,7 +22,7 @@ def direct(principal: dict[str, Any] | None) -> dict[str, Any]:
 
 
 @pytest.fixture()
-def limit_two(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def limit_two(data_dir: Path, monkeypatch: pytest.MonkeyPatch, one_rate_window: float) -> None:
     monkeypatch.setenv("AGENTKB_RATE_LIMIT_PER_MINUTE", "2")
     reset_settings()
     reset_ports()

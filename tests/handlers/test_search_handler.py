@@ -224,7 +224,7 @@ def test_415_non_json_body(rw_key: str) -> None:
     error(status, payload, "UNSUPPORTED_MEDIA_TYPE")
 
 
-def test_429_with_retry_after(bundle: Ports, kb: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_429_with_retry_after(bundle: Ports, kb: str, monkeypatch: pytest.MonkeyPatch, one_rate_window: float) -> None:
     from agentkb.composition import reset_ports
     from agentkb.config import reset_settings
 

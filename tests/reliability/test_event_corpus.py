@@ -123,7 +123,7 @@ def test_413_for_every_route_and_shape(route: RouteSpec, shape: str, bundle: Por
 @pytest.mark.parametrize("route", [r for r in ROUTES if r.scope], ids=lambda r: r.operation_id)
 @pytest.mark.parametrize("shape", ["rest", "v2"])
 def test_429_for_every_authenticated_route(route: RouteSpec, shape: str, data_dir: Any,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+                                           monkeypatch: pytest.MonkeyPatch, one_rate_window: float) -> None:
     monkeypatch.setenv("AGENTKB_RATE_LIMIT_PER_MINUTE", "1")
     reset_settings()
     reset_ports()

@@ -198,7 +198,8 @@ def test_concurrent_rate_limit_hits_lose_no_update(bundle: Ports) -> None:
     assert limiter.hit("hammer", 10_000, now).remaining == 10_000 - 401
 
 
-def test_concurrent_requests_count_against_the_limit_exactly(bundle: Ports, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_concurrent_requests_count_against_the_limit_exactly(bundle: Ports, monkeypatch: pytest.MonkeyPatch,
+                                                             one_rate_window: float) -> None:
     monkeypatch.setenv("AGENTKB_RATE_LIMIT_PER_MINUTE", "30")
     reset_settings()
     reset_ports()
@@ -228,31 +229,27 @@ def test_concurrent_key_creation_and_document_writes(bundle: Ports, keys: dict[s
 
 def test_crash_mid_ingest_leaves_nothing_half_indexed_and_a_retry_completes(
         keys: dict[str, str], bundle: Ports, monkeypatch: pytest.MonkeyPatch) -> None:
-    import agentkb.adapters.embedded.index as sqlite_index
+    from agentkb.adapters.embedded.sqlite import bulk_load
 
-    real_np = sqlite_index.np
+    real_vector_bytes = bulk_load.vector_bytes
     calls = {"n": 0}
 
-    class CrashingNumpy:
-        def __getattr__(self, name: str) -> Any:
-            return getattr(real_np, name)
-
-        def asarray(self, *args: Any, **kwargs: Any) -> Any:  # dies after the first chunk, inside the transaction
-            calls["n"] += 1
-            if calls["n"] == 2:
-                raise MemoryError("killed mid-write")
-            return real_np.asarray(*args, **kwargs)
+    def crashing_vector_bytes(vector: Any) -> bytes | None:  # dies after the first chunk, inside the transaction
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise MemoryError("killed mid-write")
+        return real_vector_bytes(vector)
 
     content = " ".join(f"Sentence {i} explains how the VPN client negotiates a tunnel." for i in range(120))
     body = {"workspaceId": WS, "name": "vpn.md", "content": content}
     path = f"/api/v2/knowledge/bases/{KB}/documents"
-    monkeypatch.setattr(sqlite_index, "np", CrashingNumpy())
+    monkeypatch.setattr(bulk_load, "vector_bytes", crashing_vector_bytes)
     crashed = replay(rest_event("POST", path, body, key=keys["akb_test_replay_key"]))
     assert crashed["statusCode"] == 500 and "killed" not in crashed["body"]
     db = embedded_db(bundle).connection()
     assert db.execute("SELECT COUNT(*) FROM documents WHERE name = 'vpn.md'").fetchone()[0] == 0
     assert db.execute("SELECT COUNT(*) FROM chunks WHERE content LIKE '%VPN client%'").fetchone()[0] == 0
-    monkeypatch.setattr(sqlite_index, "np", real_np)
+    monkeypatch.setattr(bulk_load, "vector_bytes", real_vector_bytes)
     retried = replay(rest_event("POST", path, body, key=keys["akb_test_replay_key"]))
     assert retried["statusCode"] == 201
     chunk_count = body_of(retried)["data"]["chunkCount"]

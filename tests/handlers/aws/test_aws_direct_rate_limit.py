@@ -10,8 +10,8 @@ from testkit.aws_backend import AwsBackend
 from tests.helpers import invoke
 
 
-def test_direct_invocations_are_rate_limited_per_principal(aws_backend: AwsBackend,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_direct_invocations_are_rate_limited_per_principal(aws_backend: AwsBackend, monkeypatch: pytest.MonkeyPatch,
+                                                           one_rate_window: float) -> None:
     monkeypatch.setenv("AGENTKB_RATE_LIMIT_PER_MINUTE", "2")
     reset_settings()
     reset_ports()

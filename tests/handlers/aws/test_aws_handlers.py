@@ -16,11 +16,9 @@ the graph are in test_aws_handlers_memory.py.
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 from typing import Any
 
 from agentkb.adapters.aws.dynamodb.snapshot import INLINE_LIMIT
-from agentkb.api import gate
 from agentkb.api.routes_table import ROUTES
 from agentkb.composition import get_ports, reset_ports
 from agentkb.config import reset_settings
@@ -223,10 +221,9 @@ def test_a_snapshot_draws_on_knowledge_memory_and_graph(aws_backend: AwsBackend,
     assert int(response_headers(busy)["retry-after"]) >= 1
 
 
-def test_the_dynamodb_rate_limiter_answers_429_past_the_limit(aws_backend: AwsBackend, monkeypatch: Any) -> None:
+def test_the_dynamodb_rate_limiter_answers_429_past_the_limit(aws_backend: AwsBackend, monkeypatch: Any,
+                                                               one_rate_window: float) -> None:
     monkeypatch.setenv("AGENTKB_RATE_LIMIT_PER_MINUTE", "1")
-    # the gate's clock only: both requests fall in one window, never across a minute boundary
-    monkeypatch.setattr(gate, "time", SimpleNamespace(time=lambda: 1_800_000_030.0))
     reset_settings()
     reset_ports()
     key = aws_backend.key(["ws1"], ["api:read"])
