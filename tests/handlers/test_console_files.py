@@ -144,3 +144,14 @@ def test_a_console_client_without_an_issuer_fails_the_cold_start() -> None:
 
     with pytest.raises(ValidationError):
         Settings(oidc_console_client_id="console-spa")
+
+
+def test_the_serve_banner_offers_the_issuer_only_when_the_console_has_a_client() -> None:
+    from agentkb.config import Settings
+    from agentkb.local.server import console_sign_in
+
+    assert console_sign_in(Settings()) == "sign in with an API key"
+    assert console_sign_in(Settings(**OIDC, oidc_console_name="Acme SSO")) == (
+        "sign in with an API key or with Acme SSO")
+    tokens_for_agents_only = Settings(**{k: v for k, v in OIDC.items() if k != "oidc_console_client_id"})
+    assert console_sign_in(tokens_for_agents_only) == "sign in with an API key"

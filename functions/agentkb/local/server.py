@@ -16,8 +16,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from agentkb.api.functions import APPS
 from agentkb.api.routes_table import match_route
-from agentkb.config import get_settings
-from agentkb.console.static import with_console
+from agentkb.config import Settings, get_settings
+from agentkb.console.static import console_oidc, with_console
 from agentkb.errors import BadRequest, DomainError
 from agentkb.local.http_body import Framing, TooLarge, declared_length, is_chunked, read_chunked, read_exact
 from agentkb.local.lambda_context import LocalLambdaContext
@@ -214,6 +214,12 @@ def make_server(host: str, port: int) -> ThreadingHTTPServer:
     return server
 
 
+def console_sign_in(settings: Settings) -> str:
+    """How the console's sign-in page offers itself: an API key, and the issuer when one is configured for it."""
+    oidc = console_oidc(settings)
+    return "sign in with an API key" if oidc is None else f"sign in with an API key or with {oidc['name']}"
+
+
 def serve(host: str = "127.0.0.1", port: int = 8787, warm: bool = True,
           malloc_arenas: int = DEFAULT_ARENAS) -> None:
     """Serve until interrupted; warms the handlers and the model first so the first request is fast.
@@ -232,7 +238,7 @@ def serve(host: str = "127.0.0.1", port: int = 8787, warm: bool = True,
 
         start(get_ports())
     print(f"agentkb serving on http://{host}:{server.server_port} (data: {get_settings().data_dir})", flush=True)
-    print(f"console: http://{host}:{server.server_port}/console/ (sign in with an API key)", flush=True)
+    print(f"console: http://{host}:{server.server_port}/console/ ({console_sign_in(get_settings())})", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
