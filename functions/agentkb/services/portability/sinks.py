@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 EMBED_BATCH = 256  # chunk texts per embedder call when re-embedding: whole batches of the embedders' own size
 BULK_CHUNKS = 5_000  # chunks per Index.write_documents call (embedded: one transaction; about 12 MB held)
 MEMORY_PAGE = 200
+GRAPH_PAGE = 1_000  # graph records per upsert: entities come first in an archive, so a page's relations find theirs
 
 
 @dataclass
@@ -144,7 +145,8 @@ class DocumentSink:
 
 
 class RecordSink:
-    """Memories, graph, snapshots and traces: buffered a page at a time, written by id."""
+    """Memories, graph, snapshots and traces: buffered a page at a time (memory stays flat with the archive's
+    size), written by id."""
 
     def __init__(self, ports: Ports, workspace_id: str, tally: Tally, reembed_memories: bool = False) -> None:
         self.ports, self.ws, self.tally = ports, workspace_id, tally
@@ -160,6 +162,8 @@ class RecordSink:
                 self.flush_memories()
         elif section in self.graph:
             self.graph[section].append(record)
+            if sum(len(items) for items in self.graph.values()) >= GRAPH_PAGE:
+                self._flush_graph()
         elif section == "snapshots":
             self._snapshot(record)
         elif section == "traces":
@@ -210,9 +214,10 @@ class RecordSink:
         self._flush_graph()
 
     def _flush_graph(self) -> None:
-        entities = [rec.entity_from(r) for r in self.graph["graph_entities"]]
-        relations = [rec.relation_from(r) for r in self.graph["graph_relations"]]
-        proofs = [rec.proof_from(r) for r in self.graph["graph_proofs"]]
+        held, self.graph = self.graph, {name: [] for name in self.graph}
+        entities = [rec.entity_from(r) for r in held["graph_entities"]]
+        relations = [rec.relation_from(r) for r in held["graph_relations"]]
+        proofs = [rec.proof_from(r) for r in held["graph_proofs"]]
         if not (entities or relations or proofs):
             return
         counts = self.ports.graph.upsert(self.ws, GraphBatch(tuple(entities), tuple(relations), tuple(proofs)))
