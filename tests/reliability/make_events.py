@@ -255,9 +255,12 @@ def management_cases() -> list[tuple[str, dict[str, Any], int, str | None]]:
             ("list_kbs", bases, bases, None, "GET", 200, read), ("get_kb", one, one_res, kbp, "GET", 200, read),
             ("list_documents", docs, docs_res, kbp, "GET", 200, read),
             ("get_document", doc, doc_res, docp, "GET", 200, read),
+            ("list_document_chunks", f"{doc}/chunks", f"{doc_res}/chunks", docp, "GET", 200, read),
             ("delete_kb", one, one_res, kbp, "DELETE", 204, ("api:write",))):
-        operation = {"list_kbs": "listKnowledgeBases", "get_kb": "getKnowledgeBase", "list_documents": "listDocuments",
-                     "get_document": "getDocument", "delete_kb": "deleteKnowledgeBase"}[name]
+        operation = {"list_kbs": "listKnowledgeBases", "get_kb": "getKnowledgeBase",
+                     "list_documents": "listDocuments",
+                     "get_document": "getDocument", "list_document_chunks": "listDocumentChunks",
+                     "delete_kb": "deleteKnowledgeBase"}[name]
         key = RO if method == "GET" else RW
         cases += [
             (f"reliability_{name}_rest", rest(method, path, res, key=key, query=wsq, params=params), status, None),

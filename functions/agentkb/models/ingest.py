@@ -152,3 +152,19 @@ class DocumentAcceptedOut(Model):
 
 class DocumentAcceptedResponse(Model):
     data: DocumentAcceptedOut
+
+
+class DocumentChunkOut(Model):
+    """One chunk of a document as indexed: its text (empty and `secret: true` when the secret detector flagged it:
+    the text is withheld), size and the PDF pages it comes from (null for other formats)."""
+
+    chunkIndex: int
+    content: str
+    tokenCount: int
+    pages: list[int] | None
+    secret: bool
+
+
+class DocumentChunkListResponse(Model):
+    data: list[DocumentChunkOut]
+    nextCursor: str | None
