@@ -11,15 +11,17 @@ from __future__ import annotations
 import uuid
 
 from agentkb.config import ConfigurationError
-from agentkb.errors import DomainError, RevisionConflict
+from agentkb.errors import DomainError, PayloadTooLarge, RevisionConflict
 from agentkb.models.domain import Document, Principal
-from agentkb.models.ingest import AddDocumentRequest
+from agentkb.models.ingest import MAX_DOCUMENT_CHARS, AddDocumentRequest, UploadDocumentRequest
+from agentkb.services.extract.upload import extract_upload
 from agentkb.services.ingest.revisions import Replaced, write_serialised
 from agentkb.services.ingest.service import (
     DocumentInput,
     IngestDeps,
     add_document,
     admit_document,
+    get_knowledge_base,
     now_iso,
     prepare,
     stored_as_is,
@@ -28,15 +30,16 @@ from agentkb.services.ingest.service import (
 from agentkb.services.secrets.documents import refuse_text
 
 
-def submit_document(kb_id: str, request: AddDocumentRequest, principal: Principal,
-                    deps: IngestDeps) -> tuple[Document, bool]:
+def submit_document(kb_id: str, request: AddDocumentRequest, principal: Principal, deps: IngestDeps,
+                    page_starts: tuple[int, ...] = ()) -> tuple[Document, bool]:
     """(document, accepted for background indexing): small documents are indexed before this returns.
 
     A queued document takes its revision now (checked like any write's): the 202 names it, and a later write of
-    the name, indexed first or not, is never overwritten when this one is finally indexed."""
+    the name, indexed first or not, is never overwritten when this one is finally indexed. page_starts: an
+    extracted PDF's (chunks keep their pages when indexed now; the background path keeps the text only)."""
     queue = deps.queue
     if queue is None or len(request.content) <= deps.sync_max_chars:
-        return add_document(kb_id, request, principal, deps), False
+        return add_document(kb_id, request, principal, deps, page_starts), False
     admitted = admit_document(kb_id, request, principal, deps)
     kb, doc = admitted.kb, admitted.doc
     refuse_text(kb, doc.content)  # a refusing KB stores nothing, not even the queued text
@@ -56,6 +59,20 @@ def submit_document(kb_id: str, request: AddDocumentRequest, principal: Principa
         return pending, True
 
     return write_serialised(deps.catalog, kb.id, doc.name, admitted.expected, attempt)
+
+
+def submit_upload(kb_id: str, upload: UploadDocumentRequest, principal: Principal,
+                  deps: IngestDeps) -> tuple[Document, bool]:
+    """A file's text extracted on the server (services/extract/upload.py), then written as submit_document writes
+    a document; the knowledge base is found first, so an unreachable one is a 404 before any parsing."""
+    get_knowledge_base(deps.catalog, principal, upload.workspaceId, kb_id)
+    extracted = extract_upload(upload.name, upload.contentBase64, upload.contentType)
+    if len(extracted.text) > MAX_DOCUMENT_CHARS:
+        raise PayloadTooLarge(f"The file's text is longer than {MAX_DOCUMENT_CHARS} characters")
+    request = AddDocumentRequest(workspaceId=upload.workspaceId, name=upload.name, content=extracted.text,
+                                 sourceUrl=upload.sourceUrl, tags=upload.tags,
+                                 expectedRevision=upload.expectedRevision)
+    return submit_document(kb_id, request, principal, deps, extracted.page_starts)
 
 
 def index_pending(deps: IngestDeps, workspace_id: str, kb_id: str, document_id: str) -> Document | None:
