@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import pytest
 from port_engines import EnginePorts
 
 from tests.helpers import body_of, invoke, mint, rest_event
@@ -93,3 +94,36 @@ def test_refusals_use_the_error_envelope(ports: EnginePorts) -> None:
     assert call("POST", f"{BASES}/nope/uploads", key, good)[1]["error"]["code"] == "NOT_FOUND"
     assert call("POST", uploads, reader, good)[0] == 403
     assert call("GET", f"{BASES}/{kb}/documents", key, workspaceId="ws1")[1]["data"] == []  # nothing stored
+
+
+def _drain(ports: EnginePorts, request: pytest.FixtureRequest) -> int:
+    """Index what the upload queued: the embedded server's worker, or the ingest queue's consumer on AWS."""
+    if ports.engine == "embedded":
+        from agentkb.local.indexing_worker import drain
+
+        return drain(ports.bundle)
+    from tests.handlers.aws.test_aws_management import _drain_queue
+
+    return _drain_queue(request.getfixturevalue("aws_backend"))
+
+
+def test_a_long_pdf_indexed_in_the_background_keeps_its_pages(ports: EnginePorts,
+                                                               request: pytest.FixtureRequest) -> None:
+    key = mint(ports.bundle, ["ws1"], ["api:read", "api:write"])
+    kb = _kb(key)
+    topics = ("lighthouse lamp", "harbour crane", "tide gauge")
+    long_pages = [" ".join(f"The {t} check {i} is logged by the keeper." for i in range(280)) for t in topics]
+    assert sum(map(len, long_pages)) > 32_000  # over the 201 limit: indexed in the background
+    status, doc = call("POST", f"{BASES}/{kb}/uploads", key, {"workspaceId": "ws1", "name": "log.pdf",
+                                                             "contentBase64": b64(pdf_bytes(long_pages))})
+    assert (status, doc["data"]["status"]) == (202, "indexing"), doc
+    assert _drain(ports, request) == 1
+    _, detail = call("GET", f"{BASES}/{kb}/documents/{doc['data']['id']}", key, workspaceId="ws1")
+    assert detail["data"]["status"] == "ready"
+    _, chunks = call("GET", f"{BASES}/{kb}/documents/{doc['data']['id']}/chunks", key, workspaceId="ws1",
+                     limit="200")
+    pages = [c["pages"] for c in chunks["data"]]
+    assert all(pages) and pages[0][0] == 1 and pages[-1][-1] == 3
+    # the first chunk naming each page's topic ends on that page (it may start on the page before)
+    first_of = {t: next(c["pages"] for c in chunks["data"] if t in c["content"]) for t in topics}
+    assert {t: p[-1] for t, p in first_of.items()} == {"lighthouse lamp": 1, "harbour crane": 2, "tide gauge": 3}

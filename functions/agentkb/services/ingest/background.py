@@ -9,11 +9,13 @@ writes it like any other document, then the status is `ready` - or `failed`, wit
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 
 from agentkb.config import ConfigurationError
 from agentkb.errors import DomainError, PayloadTooLarge, RevisionConflict
 from agentkb.models.domain import Document, Principal
 from agentkb.models.ingest import MAX_DOCUMENT_CHARS, AddDocumentRequest, UploadDocumentRequest
+from agentkb.services.extract.text import ExtractedText
 from agentkb.services.extract.upload import extract_upload
 from agentkb.services.ingest.revisions import Replaced, write_serialised
 from agentkb.services.ingest.service import (
@@ -36,7 +38,7 @@ def submit_document(kb_id: str, request: AddDocumentRequest, principal: Principa
 
     A queued document takes its revision now (checked like any write's): the 202 names it, and a later write of
     the name, indexed first or not, is never overwritten when this one is finally indexed. page_starts: an
-    extracted PDF's (chunks keep their pages when indexed now; the background path keeps the text only)."""
+    extracted PDF's (chunks keep their pages; a queued document's travel with its queue entry)."""
     queue = deps.queue
     if queue is None or len(request.content) <= deps.sync_max_chars:
         return add_document(kb_id, request, principal, deps, page_starts), False
@@ -55,7 +57,7 @@ def submit_document(kb_id: str, request: AddDocumentRequest, principal: Principa
             chunk_count=previous.chunk_count if previous else 0, token_count=previous.token_count if previous else 0,
             created_at=previous.created_at if previous else now_iso(), revision=replaced.revision + 1,
             source_path=None, status="indexing", content=doc.content)
-        queue.enqueue(pending, replaces=replaced.revision)
+        queue.enqueue(pending, replaces=replaced.revision, page_starts=page_starts)
         return pending, True
 
     return write_serialised(deps.catalog, kb.id, doc.name, admitted.expected, attempt)
@@ -75,8 +77,12 @@ def submit_upload(kb_id: str, upload: UploadDocumentRequest, principal: Principa
     return submit_document(kb_id, request, principal, deps, extracted.page_starts)
 
 
-def index_pending(deps: IngestDeps, workspace_id: str, kb_id: str, document_id: str) -> Document | None:
-    """Index one queued document; None when there is nothing (left) to do. Safe to run twice."""
+def index_pending(deps: IngestDeps, workspace_id: str, kb_id: str, document_id: str,
+                  page_starts: tuple[int, ...] = (), content_hash: str | None = None) -> Document | None:
+    """Index one queued document; None when there is nothing (left) to do. Safe to run twice.
+
+    page_starts: the queue entry's (a PDF upload); they apply to the text they were taken from only, so a later
+    revision queued meanwhile (another content hash) is indexed without them."""
     queue = deps.queue
     if queue is None:
         raise ConfigurationError("background indexing needs the deployment's indexing queue")
@@ -91,6 +97,8 @@ def index_pending(deps: IngestDeps, workspace_id: str, kb_id: str, document_id: 
     doc = DocumentInput(document.name, content, document.tags, document.source_url)
     try:
         pieces, vectors = prepare(deps, kb, content)
+        if page_starts and content_hash in (None, document.content_hash):
+            doc = replace(doc, pages=ExtractedText(content, page_starts).chunk_pages([p.content for p in pieces]))
         written = write_queued(deps, kb, document, doc, pieces, vectors)
     except RevisionConflict:
         queue.done(document)  # a later write of the name came meanwhile: it stays, this revision is superseded
