@@ -237,7 +237,7 @@ def route_cases() -> dict[str, list[tuple[str, dict[str, Any], int, str | None]]
                                                        params={"snapshotId": "not-a-uuid"}), 404, ERROR),
     ]
     reli += management_cases() + principal_cases()
-    ingest += memory_cases() + ob1_cases()
+    ingest += memory_cases() + ob1_cases() + upload_cases()
     return {"search": [(f"reliability_{c}", e, s, sc) for c, e, s, sc in search],
             "ingest": [(f"reliability_{c}", e, s, sc) for c, e, s, sc in ingest],
             "reliability": reli}
@@ -255,9 +255,12 @@ def management_cases() -> list[tuple[str, dict[str, Any], int, str | None]]:
             ("list_kbs", bases, bases, None, "GET", 200, read), ("get_kb", one, one_res, kbp, "GET", 200, read),
             ("list_documents", docs, docs_res, kbp, "GET", 200, read),
             ("get_document", doc, doc_res, docp, "GET", 200, read),
+            ("list_document_chunks", f"{doc}/chunks", f"{doc_res}/chunks", docp, "GET", 200, read),
             ("delete_kb", one, one_res, kbp, "DELETE", 204, ("api:write",))):
-        operation = {"list_kbs": "listKnowledgeBases", "get_kb": "getKnowledgeBase", "list_documents": "listDocuments",
-                     "get_document": "getDocument", "delete_kb": "deleteKnowledgeBase"}[name]
+        operation = {"list_kbs": "listKnowledgeBases", "get_kb": "getKnowledgeBase",
+                     "list_documents": "listDocuments",
+                     "get_document": "getDocument", "list_document_chunks": "listDocumentChunks",
+                     "delete_kb": "deleteKnowledgeBase"}[name]
         key = RO if method == "GET" else RW
         cases += [
             (f"reliability_{name}_rest", rest(method, path, res, key=key, query=wsq, params=params), status, None),
@@ -282,6 +285,35 @@ def management_cases() -> list[tuple[str, dict[str, Any], int, str | None]]:
 
 
 Case = tuple[str, dict[str, Any], int, str | None]
+
+
+def upload_cases() -> list[Case]:
+    """Issue 28: a file uploaded as base64, extracted on the server (a PDF with a text layer; the refusals)."""
+    import base64
+
+    from tests.unit.data_ingest.docfiles import pdf_bytes
+
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode("ascii")
+
+    res, path, kbp = "/api/v2/knowledge/bases/{knowledgeBaseId}/uploads", f"/api/v2/knowledge/bases/{KB}/uploads", {
+        "knowledgeBaseId": KB}
+    pdf = {"workspaceId": WS, "name": "manuals/vpn.pdf",
+           "contentBase64": b64(pdf_bytes(["Connect to the VPN with the corporate client."]))}
+    md = {"workspaceId": WS, "name": "wifi.md", "contentBase64": b64(b"# Wi-Fi\n\nJoin the office network.")}
+    return [
+        ("upload_pdf_rest", rest("POST", path, res, pdf, params=kbp), 201, None),
+        ("upload_v2", v2("POST", path, res, md, params=kbp), 201, None),
+        ("upload_direct", direct("addDocumentFile", md, params=kbp), 201, None),
+        ("upload_bad_base64", rest("POST", path, res, {**md, "contentBase64": "***"}, params=kbp), 400, ERROR),
+        ("upload_missing_key", rest("POST", path, res, md, key=None, params=kbp), 401, ERROR),
+        ("upload_read_only", rest("POST", path, res, md, key=RO, params=kbp), 403, ERROR),
+        ("upload_unknown_kb", rest("POST", "/api/v2/knowledge/bases/nope/uploads", res, md,
+                                   params={"knowledgeBaseId": "nope"}), 404, ERROR),
+        ("upload_unsupported_format", rest("POST", path, res, {**md, "name": "tool.exe"}, params=kbp), 415, ERROR),
+        ("upload_corrupt_pdf", rest("POST", path, res, {**pdf, "contentBase64": b64(b"%PDF-1.4 cut")}, params=kbp),
+         422, ERROR),
+    ]
 
 
 def memory_cases() -> list[Case]:

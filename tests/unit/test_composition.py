@@ -70,7 +70,7 @@ def test_the_embedded_engine_builds_its_own_adapters(data_dir: Path) -> None:
                      "idempotency": "PowertoolsIdempotency", "objects": "LocalObjectReader", "deadline": "NoDeadline",
                      "indexing_queue": "SqliteIndexingQueue", "traces": "SqliteRecallTraceStore",
                      "archive": "SqliteWorkspaceArchive", "embedders": "LocalEmbedders",
-                     "generations": "SqliteShadowGenerations"}
+                     "generations": "SqliteShadowGenerations", "chunks": "SqliteChunkPages"}
 
 
 def test_a_port_is_built_once_and_the_bundle_is_frozen(data_dir: Path) -> None:

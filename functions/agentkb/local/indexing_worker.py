@@ -34,9 +34,9 @@ def drain(ports: Ports) -> int:
     if isinstance(ports.embedder, LocalEmbedder):
         ingest_deps = replace(ingest_deps, embedder=BackgroundEmbedder(ports.embedder))
     written = 0
-    for workspace_id, kb_id, document_id in queue.pending():
+    for workspace_id, kb_id, document_id, page_starts in queue.pending():
         try:
-            if index_pending(ingest_deps, workspace_id, kb_id, document_id):
+            if index_pending(ingest_deps, workspace_id, kb_id, document_id, page_starts):
                 written += 1
         except Exception:  # a store or model fault: logged, the entry stays queued and is retried at the next poll
             logger.exception("background indexing failed", extra={"document_id": document_id})

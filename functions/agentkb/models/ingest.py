@@ -87,6 +87,26 @@ class AddDocumentRequest(Model):
     expectedRevision: ExpectedRevision | None = None
 
 
+UPLOAD_BASE64_CHARS = 2 * 1024 * 1024  # the API's body limit (settings.max_body_bytes) cuts sooner: 413
+
+
+class UploadDocumentRequest(Model):
+    """Add (or replace, by name) a document from a file: its bytes base64-encoded, its text extracted on the
+    server as `agentkb ingest` extracts it (.md .markdown .txt .html .htm .pdf .docx)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, title="Upload document request")
+
+    workspaceId: WorkspaceId
+    name: Name = Field(description="The file's name (a relative path may name its folder): the document's name; "
+                                   "its suffix says the format")
+    contentBase64: Annotated[StrictStr, Field(min_length=1, max_length=UPLOAD_BASE64_CHARS)]
+    contentType: Annotated[StrictStr, Field(max_length=256)] | None = Field(
+        None, description="The file's media type: the format when the name has no suffix")
+    sourceUrl: Annotated[StrictStr, Field(max_length=2048)] | None = None
+    tags: DocumentTags | None = None
+    expectedRevision: ExpectedRevision | None = None
+
+
 class DocumentOut(Model):
     id: str
     knowledgeBaseId: str
@@ -152,3 +172,19 @@ class DocumentAcceptedOut(Model):
 
 class DocumentAcceptedResponse(Model):
     data: DocumentAcceptedOut
+
+
+class DocumentChunkOut(Model):
+    """One chunk of a document as indexed: its text (empty and `secret: true` when the secret detector flagged it:
+    the text is withheld), size and the PDF pages it comes from (null for other formats)."""
+
+    chunkIndex: int
+    content: str
+    tokenCount: int
+    pages: list[int] | None
+    secret: bool
+
+
+class DocumentChunkListResponse(Model):
+    data: list[DocumentChunkOut]
+    nextCursor: str | None

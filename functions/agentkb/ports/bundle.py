@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from agentkb.ports.access import KeyStore, RateLimiter, SecretStore
     from agentkb.ports.archive import WorkspaceArchive
     from agentkb.ports.catalog import Catalog
+    from agentkb.ports.chunks import ChunkReader
     from agentkb.ports.embedding import Embedder, EmbedderRegistry, EmbeddingCache, Reranker, Tokenizer
     from agentkb.ports.graph import GraphStore
     from agentkb.ports.index import Index, IndexingQueue, ShadowGenerations
@@ -94,6 +95,7 @@ class PortSet:
     archive: Port[WorkspaceArchive] = Port()  # export / import: a workspace's records by id (issue 25)
     embedders: Port[EmbedderRegistry] = Port()  # embedders of other profiles than the configured one (issue 25)
     generations: Port[ShadowGenerations] = Port()  # `kb reindex` to another profile: the shadow generation
+    chunks: Port[ChunkReader] = Port()  # a document's chunks, paged (the console's document view, issue 28)
 
 
 def declared_ports() -> list[Port[Any]]:

@@ -79,10 +79,12 @@ class Index(Protocol):
 class IndexingQueue(Protocol):
     """Documents accepted now and indexed in the background (202): the record shows `indexing` until then."""
 
-    def enqueue(self, document: Document, replaces: int | None = None) -> None:
+    def enqueue(self, document: Document, replaces: int | None = None, page_starts: tuple[int, ...] = ()) -> None:
         """Store the record (status `indexing`, text included; earlier chunks stay searchable) and queue it.
 
-        replaces: checked like Index.write_document's (the record takes `document.revision` = `replaces + 1`)."""
+        replaces: checked like Index.write_document's (the record takes `document.revision` = `replaces + 1`).
+        page_starts: an extracted PDF's page offsets in the text, kept with the queue entry (not the record) for
+        the indexer, so the chunks keep their pages."""
         ...
 
     def done(self, document: Document, error: str | None = None) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.console.support import SCREENSHOTS, call
+from tests.unit.data_ingest.docfiles import pdf_bytes
 
 pytestmark = pytest.mark.e2e
 pages = pytest.importorskip("tests.e2e.console.pages", reason="selenium is not installed")
@@ -68,6 +69,8 @@ def test_create_a_kb_and_upload_a_file(browser: Any, console_server: dict[str, A
     pages.shoot(browser, "knowledge-base")
     browser.find_element(By.XPATH, "//a[normalize-space()='lighthouse-keeping.md']").click()
     pages.wait_text(browser, "#doc-content", "second keeper")
+    chunk = pages.wait_text(browser, "#doc-chunks article.chunk", "Chunk 0")
+    assert "second keeper" in chunk.text and "tokens" in chunk.text
     pages.shoot(browser, "document")
 
 
@@ -86,30 +89,36 @@ def _docx(path: Path) -> Path:
     return path
 
 
-def test_upload_reads_docx_and_html_and_says_why_a_pdf_is_skipped(browser: Any, console_server: dict[str, Any],
-                                                                  tmp_path: Path) -> None:
+def test_upload_reads_pdf_docx_and_html_on_the_server(browser: Any, console_server: dict[str, Any],
+                                                      tmp_path: Path) -> None:
     html = tmp_path / "keepers.html"
     html.write_text("<html><head><script>var x = 1;</script></head><body><nav>Home</nav><main><h2>Keepers</h2>"
                     "<p>Two keepers share the <b>night watch</b>.</p></main></body></html>", encoding="utf-8")
     pages.open_page(browser, console_server, f"kbs/{STATE['kb']}")
-    pdf = tmp_path / "scan.pdf"
-    pdf.write_bytes(b"%PDF-1.4\n%%EOF\n")
+    pdf = tmp_path / "beacon-log.pdf"
+    pdf.write_bytes(pdf_bytes(["The beacon was relit on the ninth of March.", "Oil for the lamp comes by boat."]))
     files = [_docx(tmp_path / "tides.docx"), html, pdf]
     browser.find_element(By.ID, "upload-files").send_keys("\n".join(str(f) for f in files))
-    uploads = pages.wait_text(browser, "ul.uploads", "scan.pdf")
-    pages.wait_text(browser, "ul.uploads li:nth-last-child(2)", "indexed")
-    pages.wait_text(browser, "ul.uploads li:last-child", "skipped")
-    assert "agentkb ingest" in uploads.find_element(By.CSS_SELECTOR, "li:last-child").text
+    pages.wait_text(browser, "ul.uploads", "beacon-log.pdf")
+    for line in range(1, 4):
+        pages.wait_text(browser, f"ul.uploads li:nth-last-child({line})", "indexed")
     status, listed = call(console_server, "GET", f"/api/v2/knowledge/bases/{STATE['kb']}/documents?workspaceId=demo")
-    by_name = {d["name"]: d["id"] for d in listed["data"]}
-    assert "scan.pdf" not in by_name
+    by_name = {d["name"]: d for d in listed["data"]}
+    assert by_name["beacon-log.pdf"]["status"] == "ready"
     texts = {}
     for name in ("tides.docx", "keepers.html"):
-        _, doc = call(console_server, "GET", f"/api/v2/knowledge/bases/{STATE['kb']}/documents/{by_name[name]}"
-                                             "?workspaceId=demo")
+        _, doc = call(console_server, "GET", f"/api/v2/knowledge/bases/{STATE['kb']}/documents/"
+                                             f"{by_name[name]['id']}?workspaceId=demo")
         texts[name] = doc["data"]["content"]
     assert texts["tides.docx"] == "# Tide tables\n\nHigh tide at the Skerry comes at noon."
     assert texts["keepers.html"] == "## Keepers\n\nTwo keepers share the night watch."
+    # the PDF opens to its text and its chunks, with the pages they come from
+    pages.wait_text(browser, "main table", "beacon-log.pdf")
+    browser.find_element(By.XPATH, "//a[normalize-space()='beacon-log.pdf']").click()
+    pages.wait_text(browser, "#doc-content", "relit on the ninth of March")
+    chunks = pages.wait_text(browser, "#doc-chunks", "Chunk 0")
+    assert "pages 1, 2" in chunks.text and "Oil for the lamp" in chunks.text
+    pages.shoot(browser, "document-pdf")
 
 
 DROP_JS = """
@@ -122,7 +131,8 @@ zone.dispatchEvent(new DragEvent('drop', { dataTransfer: files, bubbles: true, c
 
 
 def test_a_dropped_file_is_uploaded(browser: Any, console_server: dict[str, Any]) -> None:
-    zone = browser.find_element(By.ID, "drop-zone")
+    pages.open_page(browser, console_server, f"kbs/{STATE['kb']}")
+    zone = pages.wait_css(browser, "#drop-zone")
     browser.execute_script(DROP_JS, zone, "fog-horn.md", "# Fog horn\n\nThe fog horn sounds twice a minute.\n")
     pages.wait_text(browser, "ul.uploads li:last-child", "indexed: 1 chunks")
     pages.wait_text(browser, "main table", "fog-horn.md")
@@ -135,7 +145,11 @@ def test_search_finds_the_uploaded_document(browser: Any, console_server: dict[s
     pages.button(browser, "Search").click()
     first = pages.wait_css(browser, "#search-results article.hit")
     assert "lighthouse-keeping.md" in first.text
-    assert "similarity" in first.text and "score" in first.text and "vector leg rank 1" in first.text
+    assert "similarity" in first.text and "score" in first.text
+    assert "BM25 leg rank 1" in first.text and "vector leg rank 1" in first.text
+    ranks = [h.find_element(By.CSS_SELECTOR, ".leg-bm25").text
+             for h in browser.find_elements(By.CSS_SELECTOR, "#search-results article.hit")]
+    assert all(r.startswith("BM25 leg rank ") for r in ranks) and any(r.endswith("—") for r in ranks), ranks
     pages.shoot(browser, "search")
     for box in browser.find_elements(By.CSS_SELECTOR, "fieldset input[type=checkbox]"):
         box.click() if box.is_selected() == ("handbook" in box.find_element(By.XPATH, "..").text) else None
@@ -149,18 +163,16 @@ def test_search_finds_the_uploaded_document(browser: Any, console_server: dict[s
 
 
 DEGRADE_JS = """
-// The embedder-down answers of the API (tests/reliability/test_faults.py): hybrid 200 + X-Search-Degraded from the
-// lexical leg, vector 503. The page gets the server's real hybrid body with that header, and the 503 envelope.
+// The embedder-down answer of the API (tests/reliability/test_faults.py): hybrid 200 + X-Search-Degraded from the
+// lexical leg, whose hits have BM25 ranks only. The page gets the server's real hybrid body with those headers.
 const real = window.fetch;
 window.fetch = async (url, init) => {
   if (!String(url).endsWith('/api/v2/knowledge/search')) return real(url, init);
-  if (JSON.parse(init.body).searchMode === 'vector') {
-    return new Response(JSON.stringify({ error: { code: 'SERVICE_UNAVAILABLE', message: 'Embedding unavailable' } }),
-      { status: 503, headers: { 'Content-Type': 'application/json', 'Retry-After': '1' } });
-  }
   const answer = await real(url, init);
-  return new Response(await answer.text(), { status: answer.status,
-    headers: { 'Content-Type': 'application/json', 'X-Search-Degraded': 'vector_unavailable' } });
+  const body = await answer.text();
+  const ranks = JSON.parse(body).data.results.map((hit, i) => ({ bm25: i + 1, vector: null }));
+  return new Response(body, { status: answer.status, headers: { 'Content-Type': 'application/json',
+    'X-Search-Degraded': 'vector_unavailable', 'X-Search-Leg-Ranks': JSON.stringify(ranks) } });
 };
 """
 
@@ -170,10 +182,11 @@ def test_a_degraded_search_says_so(browser: Any, console_server: dict[str, Any])
     browser.execute_script(DEGRADE_JS)
     pages.wait_css(browser, "input[type=search]").send_keys("lighthouse lamp")
     pages.button(browser, "Search").click()
-    pages.wait_css(browser, "#search-results article.hit")
+    first = pages.wait_css(browser, "#search-results article.hit")
     shown = browser.find_element(By.ID, "search-results").text
     assert "Degraded: vector_unavailable" in shown and "lexical leg only" in shown
-    assert "vector leg alone did not answer" in shown and "vector leg rank" not in shown
+    assert "BM25 leg rank 1" in first.text and "vector leg rank —" in first.text
+    pages.shoot(browser, "search-degraded")
     pages.open_page(browser, console_server, "search")  # a fresh page: the real fetch again
 
 
@@ -354,7 +367,15 @@ def _prepare(browser: Any, server: dict[str, Any], page: str) -> None:
         call(server, "POST", "/ob1/writeback", {"schema_version": "openbrain.agent_memory.writeback.v1",
              "workspace_id": "demo", "runtime": {"name": "hermes"},
              "memory_payload": {"lessons": ["The fog horn is tested on the first of the month."]}})
-    route = {"kb": f"kbs/{STATE.get('kb')}", "snapshot": STATE.get("snapshot"), "trace": STATE.get("trace")}
+    if page == "doc":  # a document of more chunks than one page holds: "More chunks" on show
+        text = "\n\n".join(f"## Watch {i}\n\n" + " ".join(f"Keeper note {i}.{j} on the lamp, the lens and the log."
+                                                            for j in range(12)) for i in range(30))
+        status, doc = call(server, "POST", f"/api/v2/knowledge/bases/{STATE['kb']}/documents",
+                           {"workspaceId": "demo", "name": "watch-log.md", "content": text})
+        assert status in (200, 201), doc
+        STATE["doc"] = f"kbs/{STATE['kb']}/docs/{doc['data']['id']}"
+    route = {"kb": f"kbs/{STATE.get('kb')}", "snapshot": STATE.get("snapshot"), "trace": STATE.get("trace"),
+             "doc": STATE.get("doc")}
     pages.open_page(browser, server, route.get(page, page))
     pages.wait_css(browser, "main h1")
     if page == "search":
@@ -366,12 +387,16 @@ def _prepare(browser: Any, server: dict[str, Any], page: str) -> None:
         pages.button(browser, "Search graph").click()
         pages.wait_css(browser, "main section button").click()
         pages.wait_css(browser, "#entity-view")
+    elif page == "doc":
+        pages.wait_css(browser, "#more-chunks")
+        pages.wait_text(browser, "#doc-chunks", "Chunk 19")
     elif page in ("review", "kb", "snapshot", "trace", "memories"):
         pages.wait_css(browser, {"review": "article.memory", "kb": "main table", "snapshot": "#hash-check",
                                  "trace": "main section table", "memories": "main table"}[page])
 
 
-@pytest.mark.parametrize("page", ["kbs", "kb", "search", "review", "memories", "trace", "snapshot", "graph"])
+@pytest.mark.parametrize("page", ["kbs", "kb", "doc", "search", "review", "memories", "trace", "snapshot",
+                                  "graph"])
 def test_keyboard_reaches_every_action(browser: Any, console_server: dict[str, Any], page: str) -> None:
     _prepare(browser, console_server, page)
     actions, reached = pages.tab_through(browser)
@@ -400,6 +425,19 @@ def test_a_same_named_upload_is_a_conflict_until_replaced(browser: Any, console_
     pages.wait_text(browser, "ul.uploads li:last-child", "revision 2")
     severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert severe and all("409" in e["message"] for e in severe), severe
+
+
+def test_an_unreadable_pdf_is_refused_with_the_reason(browser: Any, console_server: dict[str, Any],
+                                                     tmp_path: Path) -> None:
+    """After the console check: the 422 is an answer the page shows, and Chromium logs it as a failed load."""
+    pages.open_page(browser, console_server, f"kbs/{STATE['kb']}")
+    scan = tmp_path / "scan.pdf"
+    scan.write_bytes(b"%PDF-1.4\n%%EOF\n")
+    pages.wait_css(browser, "#upload-files").send_keys(str(scan))
+    line = pages.wait_text(browser, "ul.uploads li:last-child", "failed")
+    assert "422 UNPROCESSABLE" in line.text and "yields no text" in line.text
+    status, listed = call(console_server, "GET", f"/api/v2/knowledge/bases/{STATE['kb']}/documents?workspaceId=demo")
+    assert "scan.pdf" not in {d["name"] for d in listed["data"]}
 
 
 def test_a_wrong_key_is_refused_and_signing_out_forgets_the_key(browser: Any, console_server: dict[str, Any]) -> None:

@@ -100,3 +100,12 @@ def test_lexical_fusion_matches_the_reference_on_random_legs() -> None:
         by_id = {c.chunk_id: c for c in chunks}
         reference = _reference_rrf([[c.chunk_id for c in chunks], [c.chunk_id for c in expected_order]])
         assert fuse_lexical(chunks, ranked_docs) == [by_id[str(chunk_id)] for chunk_id, _ in reference]
+
+
+def test_leg_ranks_name_each_keys_rank_in_each_leg() -> None:
+    from agentkb.services.search.fusion import leg_ranks
+
+    ranks = leg_ranks({"bm25": ["a", "b"], "vector": ["c", "a", "a"]})
+    assert ranks == {"a": {"bm25": 1, "vector": 2}, "b": {"bm25": 2, "vector": None},
+                     "c": {"bm25": None, "vector": 1}}  # a key listed twice keeps its best (first) rank
+    assert leg_ranks({"bm25": [], "vector": []}) == {}

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from agentkb.adapters.aws.dynamodb.snapshot import DynamoDbSnapshotStore
     from agentkb.adapters.aws.dynamodb.tables import ClientFactory
     from agentkb.adapters.aws.dynamodb.traces import DynamoDbRecallTraceStore
+    from agentkb.adapters.aws.opensearch.chunk_pages import OpenSearchChunkPages
     from agentkb.adapters.aws.opensearch.generations import OpenSearchShadowGenerations
     from agentkb.adapters.aws.opensearch.index import OpenSearchIndex
     from agentkb.adapters.aws.opensearch.indexed_memory import IndexedMemoryStore
@@ -224,3 +225,10 @@ class AwsBuilder:
         if not isinstance(index, OpenSearchIndex):
             raise TypeError("the shadow generation lives in the OpenSearch index")
         return OpenSearchShadowGenerations(index, self.dynamodb_catalog)
+
+    @builds(PortSet.chunks)
+    def chunks(self, ports: Ports) -> OpenSearchChunkPages:
+        """A document's chunks from the collection (writes show after ~10-60 s)."""
+        from agentkb.adapters.aws.opensearch.chunk_pages import OpenSearchChunkPages
+
+        return OpenSearchChunkPages(self.opensearch, self.settings.opensearch_index_prefix)

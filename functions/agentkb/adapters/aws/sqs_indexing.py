@@ -15,12 +15,14 @@ from agentkb.adapters.aws.dynamodb.tables import guarded
 from agentkb.models.domain import Document
 
 
-def pending_message(document: Document) -> str:
-    return json.dumps({"pendingDocument": {"workspaceId": document.workspace_id,
-                                           "knowledgeBaseId": document.knowledge_base_id,
-                                           "documentId": document.id,
-                                           # a later write of other text is new work, not a duplicate message
-                                           "contentHash": document.content_hash}})
+def pending_message(document: Document, page_starts: tuple[int, ...] = ()) -> str:
+    ref: dict[str, Any] = {"workspaceId": document.workspace_id, "knowledgeBaseId": document.knowledge_base_id,
+                           "documentId": document.id,
+                           # a later write of other text is new work, not a duplicate message
+                           "contentHash": document.content_hash}
+    if page_starts:  # a PDF upload's page offsets (a few KB for hundreds of pages; SQS holds 256 KB)
+        ref["pageStarts"] = list(page_starts)
+    return json.dumps({"pendingDocument": ref})
 
 
 class SqsIndexingQueue:
@@ -29,7 +31,7 @@ class SqsIndexingQueue:
         self._sqs = sqs
         self.queue_url = queue_url
 
-    def enqueue(self, document: Document, replaces: int | None = None) -> None:
+    def enqueue(self, document: Document, replaces: int | None = None, page_starts: tuple[int, ...] = ()) -> None:
         # Record first: a message whose record is missing would find nothing to index; a record whose message
         # failed to send answers 503 to the client, who retries the same write. A record a later revision
         # replaced before it committed needs no message.
@@ -37,7 +39,7 @@ class SqsIndexingQueue:
         if not self.catalog.put_document(document):
             return
         guarded("ingest-queue", lambda: self._sqs().send_message(QueueUrl=self.queue_url,
-                                                                 MessageBody=pending_message(document)))
+                                                                 MessageBody=pending_message(document, page_starts)))
 
     def done(self, document: Document, error: str | None = None) -> None:
         if error is not None:

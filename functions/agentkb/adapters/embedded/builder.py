@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from agentkb.adapters.embedded.index import SqliteIndex
     from agentkb.adapters.embedded.sqlite.archive import SqliteWorkspaceArchive
     from agentkb.adapters.embedded.sqlite.catalog import SqliteCatalog
+    from agentkb.adapters.embedded.sqlite.chunk_pages import SqliteChunkPages
     from agentkb.adapters.embedded.sqlite.db import Database
     from agentkb.adapters.embedded.sqlite.embedding_cache import SqliteEmbeddingCache
     from agentkb.adapters.embedded.sqlite.generations import SqliteShadowGenerations
@@ -181,3 +182,9 @@ class EmbeddedBuilder:
         from agentkb.adapters.embedded.sqlite.generations import SqliteShadowGenerations
 
         return SqliteShadowGenerations(self.database)
+
+    @builds(PortSet.chunks)
+    def chunks(self, ports: Ports) -> SqliteChunkPages:
+        from agentkb.adapters.embedded.sqlite.chunk_pages import SqliteChunkPages
+
+        return SqliteChunkPages(self.database)

@@ -12,6 +12,8 @@ from agentkb.composition import Ports, get_ports
 from agentkb.models.bounds import MAX_WORKSPACE_ID
 from agentkb.models.domain import Document, KnowledgeBase
 from agentkb.models.ingest import (
+    DocumentChunkListResponse,
+    DocumentChunkOut,
     DocumentDetailOut,
     DocumentDetailResponse,
     DocumentListResponse,
@@ -98,3 +100,16 @@ def get_document(knowledgeBaseId: str, documentId: str, workspace_id: WorkspaceQ
     doc, content = knowledge_admin.get_document(ports.catalog, current_principal(), workspace_id,
                                                 knowledgeBaseId, documentId)
     return json_model_response(200, DocumentDetailResponse(data=DocumentDetailOut(**_summary(doc), content=content)))
+
+
+@routes.read("GET", "/api/v2/knowledge/bases/{knowledgeBaseId}/documents/{documentId}/chunks", "listDocumentChunks",
+             summary="A document's chunks by index (paged): text, tokens, pages; a chunk with a detected secret "
+                     "has its text withheld. AWS: the index shows a write after ~10-60 s",
+             responses={200: ok(DocumentChunkListResponse, "A page of chunks"), **ERRORS})
+def list_document_chunks(knowledgeBaseId: str, documentId: str, workspace_id: WorkspaceQuery, ports: PortsDep,
+                         limit: LimitQuery = PAGE_DEFAULT, cursor: CursorQuery = None) -> Response[Any]:
+    page = knowledge_admin.document_chunks(ports.catalog, ports.chunks, current_principal(), workspace_id,
+                                           knowledgeBaseId, documentId, limit, cursor)
+    return json_model_response(200, DocumentChunkListResponse(data=[DocumentChunkOut(
+        chunkIndex=c.chunk_index, content=c.content, tokenCount=c.token_count, pages=list(c.pages) or None,
+        secret=bool(c.secret)) for c in page.items], nextCursor=page.next_cursor))

@@ -1,5 +1,6 @@
 """Routes of the search function: knowledge search and health."""
 
+import json
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Depends, Response
@@ -31,6 +32,8 @@ def search_knowledge_route(request: Annotated[KnowledgeSearchRequest, Body()],
     outcome = search_knowledge(request, current_principal(), deps)
     if outcome.degraded:
         add_response_header("X-Search-Degraded", outcome.degraded)
+    # The upstream result object allows no extra field: each result's rank in each leg travels in a header
+    add_response_header("X-Search-Leg-Ranks", json.dumps(outcome.leg_ranks(), separators=(",", ":")))
     return json_model_response(200, KnowledgeSearchResponse(data=outcome.data))
 
 

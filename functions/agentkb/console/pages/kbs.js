@@ -110,5 +110,39 @@ async function renderDocument(main, workspace, kbId, docId) {
       ['Source', doc.sourceUrl || doc.sourcePath], ['Content hash', h('span', { class: 'mono' }, doc.contentHash)],
       ['Chunks with a detected secret', doc.secretChunks && doc.secretChunks.length ? doc.secretChunks.join(', ')
         : null]]),
-    h('h2', null, 'Text'), h('pre', { id: 'doc-content', tabindex: '0' }, doc.content || ''));
+    h('h2', null, 'Text'), h('pre', { id: 'doc-content', tabindex: '0' }, doc.content || ''),
+    chunkList(workspace, path, doc));
+}
+
+const CHUNK_PAGE = 20;
+
+function chunkCard(chunk) {
+  const pages = chunk.pages ? ` · page${chunk.pages.length > 1 ? 's' : ''} ${chunk.pages.join(', ')}` : '';
+  return h('article', { class: 'card chunk', id: `chunk-${chunk.chunkIndex}` },
+    h('h3', null, `Chunk ${chunk.chunkIndex}`, h('span', { class: 'muted small' }, ` · ${chunk.tokenCount} tokens${pages}`)),
+    chunk.secret ? notice('warn', 'Text withheld: the secret detector found a credential in this chunk.')
+      : h('pre', { class: 'chunk-text' }, chunk.content));
+}
+
+// The document's chunks a page at a time (listDocumentChunks); "More chunks" asks for the next page.
+function chunkList(workspace, path, doc) {
+  const list = h('div', { id: 'doc-chunks', 'aria-live': 'polite' });
+  const more = h('button', { type: 'button', id: 'more-chunks', hidden: true }, 'More chunks');
+  let cursor;
+  async function next() {
+    try {
+      const { data } = await api('GET', `${path}/chunks`, { query: { workspaceId: workspace, limit: CHUNK_PAGE,
+        cursor } });
+      append(list, data.data.map(chunkCard));
+      cursor = data.nextCursor;
+      more.hidden = !cursor;
+      if (!list.children.length) {
+        append(list, notice('', doc.status === 'ready' ? 'No chunks are visible yet (on AWS the index shows a ' +
+          'write after 10-60 s).' : `No chunks while the document is ${doc.status}.`));
+      }
+    } catch (error) { showError(list, error); }
+  }
+  more.addEventListener('click', next);
+  next();
+  return h('section', null, h('h2', null, `Chunks (${doc.chunkCount ?? 0})`), list, more);
 }

@@ -1,6 +1,6 @@
 // Knowledge search: query, KBs, tag filters, mode. Each hit shows its fused rank and score, its similarity and
-// its rank in the vector leg (the same search in vector mode); degradation (X-Search-Degraded, the reranker's
-// status, a vector leg that failed) is shown beside the results.
+// its rank in the BM25 leg and in the vector leg (the X-Search-Leg-Ranks header, one entry per result; "—" where
+// a leg did not return it); degradation (X-Search-Degraded, the reranker's status) is shown beside the results.
 import { api, listAll } from '../api.js';
 import { h, clear, append, notice, showError, field, pill, tags, num } from '../ui.js';
 
@@ -33,10 +33,14 @@ function filterRow(defs, rows) {
   name.focus();
 }
 
-function legKey(hit) { return `${hit.documentId}#${hit.chunkIndex}`; }
+const ABSENT = '—';
 
-function hitCard(hit, kbNames, vectorRanks) {
-  const vectorRank = vectorRanks ? (vectorRanks.get(legKey(hit)) ?? 'not in its top K') : null;
+function legRank(ranks, leg) {
+  const rank = ranks && ranks[leg];
+  return rank == null ? ABSENT : String(rank);
+}
+
+function hitCard(hit, kbNames, ranks) {
   return h('article', { class: 'card hit' },
     h('h3', null, `${hit.rank}. `, h('a', { href: `#/kbs/${encodeURIComponent(hit.knowledgeBaseId)}/docs/` +
       `${encodeURIComponent(hit.documentId)}` }, hit.documentName || hit.documentId),
@@ -44,17 +48,18 @@ function hitCard(hit, kbNames, vectorRanks) {
     h('div', { class: 'snippet' }, hit.content.length > 420 ? `${hit.content.slice(0, 420)}…` : hit.content),
     h('div', { class: 'nums' }, h('span', null, `score ${num(hit.rankScore, 5)}`),
       h('span', null, `similarity ${num(hit.similarity)}`), h('span', null, `rank ${hit.rank}`),
-      vectorRank !== null ? h('span', null, `vector leg rank ${vectorRank}`) : null,
+      h('span', { class: 'leg-bm25' }, `BM25 leg rank ${legRank(ranks, 'bm25')}`),
+      h('span', { class: 'leg-vector' }, `vector leg rank ${legRank(ranks, 'vector')}`),
       hit.rerankerScore != null ? h('span', null, `reranker ${num(hit.rerankerScore)}`) : null),
     h('div', null, tags(hit.metadata)));
 }
 
-async function vectorLeg(body) {
+function legRanks(headers) {
   try {
-    const { data } = await api('POST', '/api/v2/knowledge/search', { body: { ...body, searchMode: 'vector' } });
-    return new Map(data.data.results.map((hit) => [legKey(hit), hit.rank]));
-  } catch (error) {
-    return error;
+    const ranks = JSON.parse(headers.get('X-Search-Leg-Ranks') || 'null');
+    return Array.isArray(ranks) ? ranks : null;
+  } catch {
+    return null;
   }
 }
 
@@ -78,9 +83,7 @@ export async function render(main, args, workspace) {
     if (!body.tagFilters.length) delete body.tagFilters;
     clear(out, notice('', 'Searching…'));
     try {
-      const [answer, vector] = await Promise.all([api('POST', '/api/v2/knowledge/search', { body }),
-        mode.value === 'hybrid' ? vectorLeg(body) : null]);
-      showResults(out, answer, vector, kbNames);
+      showResults(out, await api('POST', '/api/v2/knowledge/search', { body }), kbNames);
     } catch (error) { showError(out, error); }
   } },
   h('div', { class: 'row' }, field('Query', query), field('Mode', mode), field('Top K', topK),
@@ -93,17 +96,16 @@ export async function render(main, args, workspace) {
   query.focus();
 }
 
-function showResults(out, answer, vector, kbNames) {
+function showResults(out, answer, kbNames) {
   const data = answer.data.data;
   const degraded = answer.headers.get('X-Search-Degraded');
+  const ranks = legRanks(answer.headers);
   clear(out,
     degraded ? notice('warn', `Degraded: ${degraded} - these results come from the lexical leg only.`) : null,
-    vector instanceof Error ? notice('warn', `The vector leg alone did not answer (${vector.message}): no leg ` +
-      'ranks.') : null,
-    h('p', { class: 'small muted' }, `${data.totalResults} results · reranker ${data.rerankerStatus}`,
-      vector instanceof Map ? ' · vector leg rank: the same search in vector mode; the lexical leg\'s own rank ' +
-        'is not in the API\'s answer' : ''),
-    data.results.length ? data.results.map((hit) => hitCard(hit, kbNames, vector instanceof Map ? vector : null))
+    ranks ? null : notice('warn', 'The answer carried no leg ranks (X-Search-Leg-Ranks).'),
+    h('p', { class: 'small muted' }, `${data.totalResults} results · reranker ${data.rerankerStatus} · leg ranks: ` +
+      'each hit\'s rank in the BM25 and vector legs before fusion'),
+    data.results.length ? data.results.map((hit, i) => hitCard(hit, kbNames, ranks && ranks[i]))
       : notice('', 'No results.'));
   if (data.rerankerStatus === 'unavailable') out.prepend(notice('warn', 'The reranker was unavailable.'));
   append(out, pill(`query: ${data.query}`));

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from agentkb.errors import NotFound
 from agentkb.models.domain import Document, KnowledgeBase, Principal
 from agentkb.paging import decode_cursor, encode_cursor, is_string_pair
 from agentkb.ports.catalog import Catalog
+from agentkb.ports.chunks import ChunkReader, StoredChunk
 from agentkb.ports.index import Index, ShadowGenerations
 from agentkb.services.ingest.service import get_knowledge_base
+from agentkb.services.secrets.detector import find_secrets
 
 T = TypeVar("T")
 
@@ -60,3 +62,30 @@ def get_document(catalog: Catalog, principal: Principal, workspace_id: str, kb_i
     if document is None:
         raise NotFound("Document not found")
     return document, catalog.document_content(kb.id, document.id)
+
+
+def _is_index_cursor(value: object) -> bool:
+    return isinstance(value, list) and len(value) == 1 and type(value[0]) is int and value[0] >= 0
+
+
+def _redacted(chunk: StoredChunk) -> StoredChunk:
+    """A chunk with a detected secret keeps its place and size but not its text (a chunk stored before chunks
+    were scanned is scanned now)."""
+    flagged = chunk.secret if chunk.secret is not None else bool(find_secrets(chunk.content))
+    return replace(chunk, content="", secret=True) if flagged else replace(chunk, secret=False)
+
+
+def document_chunks(catalog: Catalog, chunks: ChunkReader, principal: Principal, workspace_id: str, kb_id: str,
+                    document_id: str, limit: int, cursor: str | None) -> Page[StoredChunk]:
+    """A page of the document's chunks by index, secrets redacted; none while the document is not `ready` (its
+    current revision has no chunks yet, or will have none)."""
+    kb = get_knowledge_base(catalog, principal, workspace_id, kb_id)
+    document = catalog.get_document(kb.id, document_id)
+    if document is None:
+        raise NotFound("Document not found")
+    after = int(decode_cursor(cursor, _is_index_cursor)[0]) if cursor else -1
+    if document.status != "ready":
+        return Page([], None)
+    rows = chunks.document_chunks_page(kb, document, after, limit + 1)
+    page = [_redacted(c) for c in rows[:limit]]
+    return Page(page, encode_cursor([page[-1].chunk_index]) if len(rows) > limit else None)

@@ -121,8 +121,9 @@ def ingest_message(body: str, deps: IngestDeps, read_object: ReadObject) -> list
             for q in parse_message(body, read_object)]
 
 
-def _pending(body: str) -> tuple[str, str, str] | None:
-    """(workspace, knowledge base, document) of a background-indexing message, else None."""
+def _pending(body: str) -> tuple[str, str, str, tuple[int, ...], str | None] | None:
+    """(workspace, knowledge base, document, page starts, content hash) of a background-indexing message, else
+    None."""
     try:
         data = json.loads(body)
     except ValueError:
@@ -133,7 +134,10 @@ def _pending(body: str) -> tuple[str, str, str] | None:
     fields = [ref.get(k) if isinstance(ref, dict) else None for k in ("workspaceId", "knowledgeBaseId", "documentId")]
     if not all(isinstance(f, str) and f for f in fields):
         raise PoisonMessage("pendingDocument needs workspaceId, knowledgeBaseId and documentId")
-    return fields[0], fields[1], fields[2]  # type: ignore[return-value]
+    starts = ref.get("pageStarts") if isinstance(ref, dict) else None
+    page_starts = tuple(starts) if isinstance(starts, list) and all(type(p) is int for p in starts) else ()
+    digest = ref.get("contentHash") if isinstance(ref, dict) else None
+    return fields[0], fields[1], fields[2], page_starts, digest if isinstance(digest, str) else None  # type: ignore[return-value]
 
 
 def _s3_identity(record: Any) -> list[str]:

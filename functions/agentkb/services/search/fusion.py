@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
@@ -10,6 +10,7 @@ if TYPE_CHECKING:
 
 RRF_K = 60
 K = TypeVar("K", bound=Hashable)
+LEGS = ("bm25", "vector")  # the legs a hit's ranks name (X-Search-Leg-Ranks)
 
 
 def fuse_reciprocal_rank(legs: Sequence[Sequence[K]], k: int = RRF_K) -> list[tuple[K, float]]:
@@ -81,3 +82,17 @@ def fuse_lexical(chunks: Sequence[LegHit], documents: Sequence[DocumentHit], k: 
     by_id = {c.chunk_id: c for c in chunks}
     legs = [[c.chunk_id for c in chunks], [c.chunk_id for c in order_by_document(chunks, documents)]]
     return [by_id[chunk_id] for chunk_id, _ in fuse_reciprocal_rank(legs, k)]
+
+
+def leg_ranks(legs: Mapping[str, Sequence[K]]) -> dict[K, dict[str, int | None]]:
+    """Each key's 1-based rank in each named leg, None in a leg that did not return it (what a hybrid search
+    fused: `{"bm25": 3, "vector": None}`). Keys no leg returned are absent."""
+    out: dict[K, dict[str, int | None]] = {}
+    for name, leg in legs.items():
+        for rank, key in enumerate(leg, start=1):
+            ranks = out.get(key)
+            if ranks is None:
+                ranks = out[key] = dict.fromkeys(legs)
+            if ranks[name] is None:
+                ranks[name] = rank
+    return out

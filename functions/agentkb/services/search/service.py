@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from agentkb.errors import BadRequest, DependencyError, NotFound, ServiceUnavailable
@@ -13,7 +13,7 @@ from agentkb.models.search import KnowledgeSearchData, KnowledgeSearchRequest, K
 from agentkb.ports.catalog import Catalog
 from agentkb.ports.embedding import Embedder, EmbedderRegistry, Reranker
 from agentkb.ports.index import Index
-from agentkb.services.search.fusion import fair_share, fuse_lexical, fuse_reciprocal_rank
+from agentkb.services.search.fusion import fair_share, fuse_lexical, fuse_reciprocal_rank, leg_ranks
 from agentkb.services.search.profiles import embedder_for
 from agentkb.services.search.query_vectors import QueryVectorCache
 from agentkb.services.search.tag_filters import compile_filters
@@ -24,6 +24,7 @@ LEXICAL_POOL = 200  # chunk BM25 candidates per KB (cheap on every engine; the f
 DOCUMENT_POOL = 100  # whole-document BM25 candidates per KB
 MAX_POOL = 100
 Ranked = tuple[LegHit, float | None, float]  # (hit, cosine similarity when a leg knows it, rank score)
+LegRanks = dict[str, dict[str, int | None]]  # chunk id -> its rank in each leg (fusion.leg_ranks)
 _LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="search-leg")
 QUERY_VECTORS = QueryVectorCache()
 
@@ -63,6 +64,11 @@ class SearchOutcome:
     degraded: str | None = None  # e.g. "vector_unavailable": the hybrid search ran lexical-only
     knowledge_bases: tuple[KnowledgeBase, ...] = ()  # as this search read them: callers need not read them again
     hits: tuple[IndexHit, ...] = ()  # the stored chunks behind data.results, in the same order (provenance)
+    ranks: LegRanks = field(default_factory=dict)  # by chunk id: each hit's rank in the BM25 and vector legs
+
+    def leg_ranks(self) -> list[dict[str, int | None]]:
+        """Each result's rank in each leg, in result order (the X-Search-Leg-Ranks header)."""
+        return [self.ranks.get(hit.chunk_id) or {"bm25": None, "vector": None} for hit in self.hits]
 
 
 def load_knowledge_bases(catalog: Catalog, principal: Principal, workspace_id: str,
@@ -122,6 +128,7 @@ def search_knowledge(request: KnowledgeSearchRequest, principal: Principal, deps
     base = IndexQuery(request.workspaceId, tuple(kb_ids), filters, limit_per_kb=pool)
     degraded = None
     ranked: list[Ranked]
+    ranks: LegRanks = {}
     if not query:
         ranked, vector = [(h, 1.0, 1.0) for h in deps.index.filter_search(base)], None
     else:
@@ -130,13 +137,13 @@ def search_knowledge(request: KnowledgeSearchRequest, principal: Principal, deps
                              details=[{"path": "knowledgeBaseIds", "message": "incompatible embedding profiles"}])
         with stage("service: retrieve (mode, legs, fusion)"):
             mode = request.searchMode or deps.catalog.workspace_search_mode(request.workspaceId) or deps.default_mode
-            ranked, degraded, vector = _retrieve(deps, kbs, base, query, mode, pool)
+            ranked, degraded, vector, ranks = _retrieve(deps, kbs, base, query, mode, pool)
     with stage("service: fair share, hydration"):
         chosen = fair_share([((h, s, r), h.knowledge_base_id) for h, s, r in ranked], pool)
         hydrated = _hydrate(deps, request.workspaceId, chosen, vector)
     with stage("service: results and models"):
         outcome = _finish(request, deps, kb_ids, query, hydrated, top_k, degraded)
-    outcome.knowledge_bases = tuple(kbs)
+    outcome.knowledge_bases, outcome.ranks = tuple(kbs), ranks
     return outcome
 
 
@@ -151,7 +158,7 @@ def _hydrate(deps: SearchDeps, workspace_id: str, chosen: list[Ranked],
 
 
 def _retrieve(deps: SearchDeps, kbs: list[KnowledgeBase], base: IndexQuery, query: str, mode: str,
-              pool: int) -> tuple[list[Ranked], str | None, list[float] | None]:
+              pool: int) -> tuple[list[Ranked], str | None, list[float] | None, LegRanks]:
     # The lexical leg needs no vector: it runs while the query is embedded (both release the GIL).
     lexical_leg = _LEGS.submit(_lexical_leg, deps, _with(base, text=query, limit=pool)) if mode == "hybrid" else None
     try:
@@ -164,22 +171,25 @@ def _retrieve(deps: SearchDeps, kbs: list[KnowledgeBase], base: IndexQuery, quer
             raise ServiceUnavailable("The embedding model is unavailable", retry_after_s=5,
                                      details={"reason": exc.code}) from exc
         lexical = lexical_leg.result()
-        return [(h, 0.0, 1.0 / (60 + i)) for i, h in enumerate(lexical, start=1)], "vector_unavailable", None
+        return ([(h, 0.0, 1.0 / (60 + i)) for i, h in enumerate(lexical, start=1)], "vector_unavailable", None,
+                leg_ranks({"bm25": [h.chunk_id for h in lexical], "vector": []}))
     except BaseException:
         if lexical_leg is not None:
             lexical_leg.result()  # never leave a leg running behind an error
         raise
     if lexical_leg is None:
         hits, vector = _vector_leg(deps, kbs, base, query, vector, pool)
-        return [(h, round(h.score, 6), round(h.score, 6)) for h in hits], None, vector
+        return ([(h, round(h.score, 6), round(h.score, 6)) for h in hits], None, vector,
+                leg_ranks({"bm25": [], "vector": [h.chunk_id for h in hits]}))
     semantic, vector = _vector_leg(deps, kbs, base, query, vector, max(pool, MIN_LEG_POOL))
     lexical = lexical_leg.result()
     by_id = {h.chunk_id: h for h in lexical}
     by_id.update({h.chunk_id: h for h in semantic})
     cosine = {h.chunk_id: h.score for h in semantic}
+    legs = {"bm25": [h.chunk_id for h in lexical], "vector": [h.chunk_id for h in semantic]}
     with deps.stages.stage("fusion: hybrid RRF"):
-        fused = fuse_reciprocal_rank([[h.chunk_id for h in lexical], [h.chunk_id for h in semantic]])
-    return [(by_id[c], cosine.get(c), score) for c, score in fused], None, vector
+        fused = fuse_reciprocal_rank(list(legs.values()))
+    return [(by_id[c], cosine.get(c), score) for c, score in fused], None, vector, leg_ranks(legs)
 
 
 def _vector_leg(deps: SearchDeps, kbs: list[KnowledgeBase], base: IndexQuery, query: str, vector: list[float],
