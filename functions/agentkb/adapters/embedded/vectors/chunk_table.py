@@ -4,7 +4,8 @@ The legs score rowids (numpy or the approximate index for vectors, tantivy for B
 table, so no leg reads SQLite rows on the hot path; only the final top-k is hydrated from SQLite.
 A table is read whole once per process (page by page into contiguous arrays, vectors/changes.py); after that a
 write costs the next search only its own rows, read back by rowid from the change log. A KB of THRESHOLD vectors
-or more also gets an approximate index (vectors/ann.py), persisted beside SQLite and caught up the same way.
+or more also gets an approximate index (vectors/ann.py), persisted beside SQLite and caught up the same way, and
+keeps its vectors as float16 (vectors/rescore.py: the best hits are re-scored from SQLite's float32).
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ class ChunkTables:
         return kb.store.snapshot(version, kb.seq, kb.ann)
 
     def _load(self, conn: sqlite3.Connection, kb_id: str, width: int, head: int) -> _Kb:
-        kb = _Kb(KbVectors(changes.read_rows(conn, kb_id, width)), head)
+        kb = _Kb(KbVectors(changes.read_rows(conn, kb_id, width, half_from=THRESHOLD)), head)
         persisted = self.files.load(kb_id)
         if persisted is not None:
             ann, stamp = persisted
@@ -111,7 +112,7 @@ class ChunkTables:
 
     def _apply(self, conn: sqlite3.Connection, kb_id: str, kb: _Kb, touched: np.ndarray, head: int) -> None:
         if len(touched) > max(BULK_ROWS, kb.store.n // 4):  # a bulk write: one contiguous read beats lookups
-            kb.store = KbVectors(changes.read_rows(conn, kb_id, kb.store.width))
+            kb.store = KbVectors(changes.read_rows(conn, kb_id, kb.store.width, half_from=THRESHOLD))
         elif len(touched):
             kb.store.apply(touched, changes.read_rows(conn, kb_id, kb.store.width, touched))
         if len(touched) and kb.ann is not None:
@@ -136,9 +137,12 @@ class ChunkTables:
         if kb.ann is not None and live < DROP_BELOW:
             kb.ann = None
             self.files.drop(kb_id)
+            self._kbs.pop(kb_id, None)  # its next change reads it back as float32 for the exact scan
         elif live >= THRESHOLD and (kb.ann is None or kb.ann.outgrown(live)):
             kb.ann = Ann.build(*kb.store.live_vectors())
             kb.unsaved = SAVE_EVERY
+        if kb.ann is not None:
+            kb.store.halve()  # float16 from now on: the index's hits are re-scored from SQLite (vectors/rescore.py)
         if kb.ann is not None and kb.unsaved >= SAVE_EVERY:
             with kb.ann.lock:
                 self.files.save(kb_id, kb.ann, kb.seq)
