@@ -5,12 +5,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from agentkb.adapters.embedded.index import SqliteIndex
-from agentkb.adapters.embedded.vectors import ann, chunk_table, nearest, rescore
+from agentkb.adapters.embedded.sqlite.db import Database
+from agentkb.adapters.embedded.vectors import ann, ann_files, changes, chunk_table, nearest, rescore
 from agentkb.models.domain import IndexQuery
 from tests.unit.search.vector_kb import KB, WIDTH, doc, make_index, table
 
@@ -78,3 +80,66 @@ def test_similarities_of_an_indexed_kb_are_float32(tmp_path: Path) -> None:
     stored = index.db.connection().execute("SELECT embedding FROM chunks WHERE id = ?", (chunk,)).fetchone()[0]
     assert index.similarities([chunk], q.tolist())[chunk] == pytest.approx(
         float(np.frombuffer(stored, np.float32) @ q), abs=1e-7)
+
+
+def _full_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = changes.read_rows
+
+    def spy(conn: Any, kb_id: str, width: int, rowids: Any = None, half_from: Any = None) -> Any:
+        if rowids is None:
+            calls.append(1)
+        return real(conn, kb_id, width, rowids, half_from)
+
+    monkeypatch.setattr(changes, "read_rows", spy)
+    return calls
+
+
+def _table_files(tmp_path: Path, name: str = "v.sqlite3") -> list[Path]:
+    return sorted((tmp_path / f"{name}.vectors" / ann_files.FORMAT / KB.id).glob("table-*.bin"))
+
+
+def _answers(index: SqliteIndex) -> list[list[str]]:
+    return [[h.chunk_id for h in index.vector_search(IndexQuery(KB.workspace_id, (KB.id,), vector=q.tolist(),
+                                                                limit_per_kb=10))] for q in _queries(5)]
+
+
+def test_the_next_process_reads_the_saved_table_and_catches_it_up(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    index = _large(tmp_path)
+    table(index)
+    assert len(_table_files(tmp_path)) == 1  # saved beside the index
+    index.delete_document(KB, "d5")  # writes after the save: the file is behind SQLite
+    index.write_document(KB, *doc("late", 5, np.random.default_rng(3)))
+    want = _answers(index)
+    reads = _full_reads(monkeypatch)
+    restarted = SqliteIndex(Database(index.db.path))
+    t = table(restarted)
+    assert reads == [] and t.vectors.dtype == np.float16  # the table came from its file, caught up from the log
+    assert "late:1:0" in t.chunk_ids and not any(c.startswith("d5:") for c, live in zip(t.chunk_ids, t.live,
+                                                                                          strict=False) if live)
+    assert _answers(restarted) == want
+
+
+@pytest.mark.parametrize("damage", ["torn", "foreign"])
+def test_a_torn_or_foreign_table_file_is_ignored_and_sqlite_answers(tmp_path: Path, damage: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    index = _large(tmp_path)
+    table(index)
+    want = _answers(index)
+    (saved,) = _table_files(tmp_path)
+    if damage == "torn":  # a crash mid-write would leave a temporary name; a damaged disk, this
+        saved.write_bytes(saved.read_bytes()[:-100])
+    else:  # another database's table under this KB's name, stamped within this database's log
+        other = _large(tmp_path / "other")
+        other.delete_document(KB, "d7")
+        other.tables.forget(KB.id)
+        table(other)
+        (foreign,) = _table_files(tmp_path / "other")
+        saved.unlink()
+        foreign.rename(saved.parent / f"table-{changes.head(index.db.connection())}.bin")
+    reads = _full_reads(monkeypatch)
+    restarted = SqliteIndex(Database(index.db.path))
+    assert table(restarted).vectors.dtype == np.float16
+    assert reads == [1]  # read from SQLite
+    assert _answers(restarted) == want
