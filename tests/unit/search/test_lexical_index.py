@@ -10,7 +10,7 @@ import pytest
 
 from agentkb.adapters.embedded.index import SqliteIndex
 from agentkb.adapters.embedded.lexical import directory
-from agentkb.adapters.embedded.lexical import tantivy as sqlite_lexical
+from agentkb.adapters.embedded.lexical.stamped import StampedIndex
 from agentkb.adapters.embedded.sqlite.catalog import SqliteCatalog
 from agentkb.adapters.embedded.sqlite.db import Database
 from agentkb.models.domain import IndexQuery
@@ -55,7 +55,7 @@ def test_a_crash_before_the_index_commit_loses_nothing(tmp_path: Path, monkeypat
     def crash(self: Any, *args: Any, **kwargs: Any) -> None:
         raise KeyboardInterrupt("process killed")
 
-    monkeypatch.setattr(sqlite_lexical._Tantivy, "apply", crash)
+    monkeypatch.setattr(StampedIndex, "apply", crash)
     with pytest.raises(KeyboardInterrupt):
         index.lexical_search(QUERY)
     monkeypatch.undo()
