@@ -166,13 +166,13 @@ def run(args: argparse.Namespace, data_dir: Path,
     peers.mkdir(parents=True, exist_ok=True)
     legs = {"fts5 top-200": fts5(corpus, peers / "fts5.sqlite3"), "bm25s top-200": bm25s_leg(corpus),
             "tantivy top-200 (agentkb's leg)": lambda q: [corpus.name_of.get(r, "") for r, _ in
-                                                          c.index.lexical.search_chunks("bench", kb.id, q, LEXICAL_K)]}
+                                                          c.index.lexical.search_chunks(kb.id, q, LEXICAL_K)]}
     lance = lancedb_hybrid(corpus, peers / "lancedb")
     pool = ThreadPoolExecutor(max_workers=2)
 
     def floor(query: str) -> None:  # the legs agentkb needs, nothing else: embed || lexical, then dot
-        lexical = pool.submit(lambda: (c.index.lexical.search_chunks("bench", kb.id, query, LEXICAL_K),
-                                       c.index.lexical.search_documents("bench", kb.id, query, 100)))
+        lexical = pool.submit(lambda: (c.index.lexical.search_chunks(kb.id, query, LEXICAL_K),
+                                       c.index.lexical.search_documents(kb.id, query, 100)))
         vector = np.asarray(c.embedder.embed_query(query), dtype=np.float32)
         sims = corpus.vectors @ vector
         np.argpartition(-sims, VECTOR_K)[:VECTOR_K]

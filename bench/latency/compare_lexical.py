@@ -40,7 +40,7 @@ def chunk_only_index(dataset: Path) -> Any:
             chunks = [Chunk(f"{doc['_id']}:{p.index}", doc["_id"], p.index, p.content, p.token_count, p.content_hash,
                             None, context=p.context) for p in pieces]
             index.write_document(kb, document, chunks)
-    index.lexical.refresh()
+    index.lexical.refresh("kb")
     return index
 
 
@@ -54,7 +54,7 @@ def compare_lexical(dataset: Path, queries: int, rounds: int) -> dict[str, Any]:
     legs: dict[str, Callable[[str], list[str]]] = {
         "fts5 top-200": fts5(corpus, index.db.path.parent / "fts5.sqlite3"),
         "bm25s top-200": bm25s_leg(corpus),
-        "tantivy top-200": lambda q: [corpus.name_of[r] for r, _ in index.lexical.search_chunks("bench", "kb", q,
+        "tantivy top-200": lambda q: [corpus.name_of[r] for r, _ in index.lexical.search_chunks("kb", q,
                                                                                                  LEXICAL_K)],
         "agentkb lexical leg (chunks + documents, fused)": lambda q: [
             h.document_id for h in lexical_ranking(index, IndexQuery("bench", ("kb",), text=q, limit_per_kb=100))],

@@ -51,7 +51,7 @@ def big_kb(cache: Path, small: str, args: argparse.Namespace) -> tuple[str, dict
     c.index.tables.get(c.index.db.connection(), kb.id)  # vectors read whole + the index built (and saved)
     stats["vector_index_s"] = round(time.perf_counter() - t0, 2)
     t0 = time.perf_counter()
-    c.index.lexical.refresh()  # tantivy catches up with the new chunks and documents
+    c.index.lexical.refresh(kb.id)  # tantivy catches up with the new chunks and documents
     stats["lexical_index_s"] = round(time.perf_counter() - t0, 2)
     stats["build_s"] = round(stats["write_s"] + stats["vector_index_s"] + stats["lexical_index_s"], 2)
     stats_path.write_text(json.dumps({**stats, "kb_name": name}))

@@ -160,7 +160,7 @@ def test_a_bulk_write_with_an_id_held_already_is_a_conflict_that_keeps_nothing(
     conn = sqlite3.connect(tmp_path / "target" / "agentkb.sqlite3")
     triggers = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
     conn.close()
-    assert {"chunks_vector_ai", "chunks_lexical_ai"} <= triggers
+    assert {"chunks_vector_ai", "chunks_lexical_insert", "chunks_lexical_delete"} <= triggers
 
 
 def test_a_bulk_write_replaces_a_lower_revision_it_holds_beside_new_documents(

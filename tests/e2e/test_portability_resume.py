@@ -71,7 +71,7 @@ def test_an_import_killed_halfway_finishes_on_the_next_run(kill: str, committed:
             assert s["written"] + s["present"] == s["archive"] and s["verified"], (name, s)
     conn = sqlite3.connect(target / "agentkb.sqlite3")
     triggers = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-    assert {"chunks_vector_ai", "chunks_lexical_ai"} <= triggers  # never left dropped by the kill
+    assert {"chunks_vector_ai", "chunks_lexical_insert"} <= triggers  # never left dropped by the kill
     chunks = conn.execute("SELECT count(*), count(DISTINCT id) FROM chunks").fetchone()
     logged = conn.execute("SELECT count(DISTINCT chunk_rowid) FROM vector_log").fetchone()[0]
     conn.close()

@@ -90,7 +90,7 @@ def test_deleting_a_knowledge_base_removes_everything_and_search_answers_404(rw_
     conn = bundle.builder.database.connection()
     assert conn.execute("SELECT count(*) FROM chunks WHERE knowledge_base_id = ?", (kb,)).fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM documents WHERE knowledge_base_id = ?", (kb,)).fetchone()[0] == 0
-    assert bundle.index.lexical.search_chunks("ws1", kb, "doomed", 10) == []  # BM25 entries went too
+    assert bundle.index.lexical.search_chunks(kb, "doomed", 10) == []  # BM25 entries went too
     status, found = call("POST", "/api/v2/knowledge/search", rw_key,
                          {"workspaceId": "ws1", "knowledgeBaseIds": [keep], "query": "sentence"})
     assert status == 200 and found["data"]["results"][0]["documentName"] == "b.md"

@@ -78,8 +78,9 @@ def _lexical_entries(db: Path) -> int:
     from agentkb.adapters.embedded.sqlite.db import Database
 
     index = SqliteIndex(Database(db))
-    index.lexical.refresh()
-    return int(index.lexical.chunks.index.searcher().num_docs) - 1  # less its stamp record
+    index.lexical.refresh_all()
+    kbs = [r[0] for r in index.db.connection().execute("SELECT id FROM knowledge_bases")]
+    return sum(int(index.lexical.of(kb).chunks.index.searcher().num_docs) - 1 for kb in kbs)  # less the stamps
 
 
 @pytest.mark.parametrize("kill_after_documents", [0, 3, 11])

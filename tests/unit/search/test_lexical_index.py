@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from agentkb.adapters.embedded.index import SqliteIndex
-from agentkb.adapters.embedded.lexical import tantivy as sqlite_lexical
-from agentkb.adapters.embedded.lexical.tantivy import LexicalIndexes
+from agentkb.adapters.embedded.lexical import directory
+from agentkb.adapters.embedded.lexical.stamped import StampedIndex
 from agentkb.adapters.embedded.sqlite.catalog import SqliteCatalog
 from agentkb.adapters.embedded.sqlite.db import Database
 from agentkb.models.domain import IndexQuery
@@ -55,7 +55,7 @@ def test_a_crash_before_the_index_commit_loses_nothing(tmp_path: Path, monkeypat
     def crash(self: Any, *args: Any, **kwargs: Any) -> None:
         raise KeyboardInterrupt("process killed")
 
-    monkeypatch.setattr(sqlite_lexical._Tantivy, "apply", crash)
+    monkeypatch.setattr(StampedIndex, "apply", crash)
     with pytest.raises(KeyboardInterrupt):
         index.lexical_search(QUERY)
     monkeypatch.undo()
@@ -68,11 +68,12 @@ def test_a_crash_after_the_index_commit_duplicates_nothing(tmp_path: Path, monke
     index = SqliteIndex(db)
     _write_all(index)
     # Given the index committed the changes but the process died before it forgot the log entries
-    monkeypatch.setattr(LexicalIndexes, "_prune", lambda self, conn, head: None)
     assert len(_ids(index)) == 2
+    db.connection().execute("INSERT INTO lexical_log (document_id, knowledge_base_id)"
+                            " SELECT DISTINCT document_id, knowledge_base_id FROM chunks")
     # ... and its stamp is rolled back, as if the commit that recorded it were lost: the whole log replays
-    index.lexical.chunks.apply(0, [], [], rebuild=False)
-    index.lexical.documents.apply(0, [], [], rebuild=False)
+    index.lexical.of("kb-a").chunks.apply(0, [], rebuild=False)
+    index.lexical.of("kb-a").documents.apply(0, [], rebuild=False)
     fresh = SqliteIndex(Database(db.path))
     # Then replaying it changes nothing: each chunk and document once
     assert sorted(_ids(fresh)) == ["doc-a1:1:0", "doc-a3:1:0"]
@@ -92,8 +93,9 @@ def test_replaced_and_deleted_documents_leave_the_index(tmp_path: Path) -> None:
     index.delete_document(KB_A, "doc-a3")
     assert _ids(index) == []
     assert index.document_search(IndexQuery("ws1", ("kb-a",), text="credentials")) == []
-    # the log is forgotten once applied: it does not grow with every write
-    assert db.connection().execute("SELECT COUNT(*) FROM lexical_log").fetchone()[0] == 0
+    # the KB's log is forgotten once applied: it does not grow with every write
+    kept = db.connection().execute("SELECT COUNT(*) FROM lexical_log WHERE knowledge_base_id = 'kb-a'").fetchone()
+    assert kept[0] == 0
 
 
 def test_a_lost_or_unreadable_index_is_rebuilt_from_sqlite(tmp_path: Path) -> None:
@@ -104,10 +106,10 @@ def test_a_lost_or_unreadable_index_is_rebuilt_from_sqlite(tmp_path: Path) -> No
     root = db.path.parent / f"{db.path.name}.lexical"
     shutil.rmtree(root)
     assert sorted(_ids(SqliteIndex(Database(db.path)))) == ["doc-a1:1:0", "doc-a3:1:0"]
-    (root / sqlite_lexical.FORMAT / "chunks" / "meta.json").write_text("{not json")
+    (root / directory.FORMAT / "kb-a" / "chunks" / "meta.json").write_text("{not json")
     (root / "v0" / "chunks").mkdir(parents=True)  # an index of an older format is dropped
     assert sorted(_ids(SqliteIndex(Database(db.path)))) == ["doc-a1:1:0", "doc-a3:1:0"]
-    assert [p.name for p in root.iterdir()] == [sqlite_lexical.FORMAT]
+    assert [p.name for p in root.iterdir()] == [directory.FORMAT]
 
 
 def test_context_is_searchable_but_results_keep_their_content(tmp_path: Path) -> None:

@@ -36,9 +36,9 @@ def full_reads(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     calls: list[Any] = []
     real = changes.read_rows
 
-    def spy(conn: Any, kb_id: str, width: int, rowids: Any = None) -> Any:
+    def spy(conn: Any, kb_id: str, width: int, rowids: Any = None, half_from: Any = None) -> Any:
         calls.append(None if rowids is None else len(rowids))
-        return real(conn, kb_id, width, rowids)
+        return real(conn, kb_id, width, rowids, half_from)
 
     monkeypatch.setattr(changes, "read_rows", spy)
     return calls
@@ -168,4 +168,4 @@ def test_a_process_that_never_searched_leaves_the_catch_up_to_the_first_search(t
     rng = np.random.default_rng(8)
     index = make_index(tmp_path)  # e.g. `agentkb ingest` of a folder: no tantivy commit per file
     index.write_document(KB, *doc("a", 2, rng))
-    assert index.lexical._applied is None and not index.tables.cached(KB.id)
+    assert index.lexical.of(KB.id).applied is None and not index.tables.cached(KB.id)

@@ -159,4 +159,4 @@ def rebuild_indexes(data_dir: Path) -> None:
     from agentkb.adapters.embedded.lexical.tantivy import LexicalIndexes
     from agentkb.adapters.embedded.sqlite.db import open_database
 
-    LexicalIndexes(open_database(data_dir / DATABASE)).refresh()
+    LexicalIndexes(open_database(data_dir / DATABASE)).refresh_all()

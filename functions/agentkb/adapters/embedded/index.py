@@ -16,6 +16,7 @@ from agentkb.adapters.embedded.sqlite.catalog import check_revision
 from agentkb.adapters.embedded.sqlite.db import Database
 from agentkb.adapters.embedded.sqlite.embedding_cache import dropped_texts, release_vectors
 from agentkb.adapters.embedded.sqlite.filters import compile_sql_filters
+from agentkb.adapters.embedded.vectors import rescore
 from agentkb.adapters.embedded.vectors.chunk_table import ChunkTable, ChunkTables
 from agentkb.adapters.embedded.vectors.nearest import nearest
 from agentkb.errors import DependencyError
@@ -91,7 +92,7 @@ class SqliteIndex:
         release_vectors(conn, kb.profile.key, dropped)  # after the new chunks: text they keep keeps its vector
 
     def delete_knowledge_base(self, kb: KnowledgeBase) -> None:
-        """Every chunk, vector and BM25 entry of the KB (the lexical log's delete trigger takes the BM25 entries)."""
+        """Every chunk, vector and BM25 entry of the KB (its BM25 indexes are deleted with it)."""
         with self.db.transaction() as conn:
             dropped = dropped_texts(conn, "knowledge_base_id = ? AND workspace_id = ?", (kb.id, kb.workspace_id))
             conn.execute("DELETE FROM chunks WHERE knowledge_base_id = ? AND workspace_id = ?",
@@ -99,6 +100,7 @@ class SqliteIndex:
             release_vectors(conn, kb.profile.key, dropped)
             conn.execute("UPDATE knowledge_bases SET version = version + 1 WHERE id = ?", (kb.id,))
         self.tables.forget(kb.id)
+        self.lexical.forget(kb.id)
 
     def delete_document(self, kb: KnowledgeBase, document_id: str) -> None:
         with self.db.transaction() as conn:
@@ -118,7 +120,7 @@ class SqliteIndex:
         if not self._searched:
             return
         try:
-            self.lexical.refresh()
+            self.lexical.refresh(kb_id)
             if self.tables.cached(kb_id):  # a KB this process never searched is read at its first search
                 self.tables.get(self.db.connection(), kb_id)
         except (DependencyError, sqlite3.OperationalError):
@@ -146,7 +148,7 @@ class SqliteIndex:
                 pos, found = table.positions(self._allowed_rowids(conn, query, kb_id))
                 allowed = np.zeros(len(table.rowids), dtype=bool)
                 allowed[pos[found]] = True
-            rows, sims = nearest(table, q, query.limit_per_kb, allowed)
+            rows, sims = nearest(table, q, query.limit_per_kb, allowed, rescore.reader(conn, len(q)))
             hits.extend(LegHit(table.chunk_ids[i], kb_id, table.document_ids[i], float(s))
                         for i, s in zip(rows.tolist(), sims.tolist(), strict=True))
         return hits
@@ -159,8 +161,7 @@ class SqliteIndex:
             if table is None:
                 continue
             allowed = self._allowed_rowids(conn, query, kb_id) if query.filters else None
-            found = self.lexical.search_chunks(query.workspace_id, kb_id, query.text or "", query.limit_per_kb,
-                                               allowed)
+            found = self.lexical.search_chunks(kb_id, query.text or "", query.limit_per_kb, allowed)
             pos, ok = table.positions([r for r, _ in found])
             chunk_ids, document_ids = table.chunk_ids, table.document_ids
             scored.extend((-score, rowid, LegHit(chunk_ids[p], kb_id, document_ids[p], score))
@@ -182,8 +183,7 @@ class SqliteIndex:
                 allowed = [r[0] for r in conn.execute(
                     f"SELECT DISTINCT c.document_id FROM chunks c WHERE c.knowledge_base_id = ?"
                     f" AND c.workspace_id = ?{where}", (kb_id, query.workspace_id, *params))]
-            found = self.lexical.search_documents(query.workspace_id, kb_id, query.text or "", query.limit_per_kb,
-                                                  allowed)
+            found = self.lexical.search_documents(kb_id, query.text or "", query.limit_per_kb, allowed)
             pos, ok = table.positions([r for r, _ in found])
             out.extend(DocumentHit(table.document_ids[p], kb_id, score)
                        for (_, score), p, hit in zip(found, pos.tolist(), ok.tolist(), strict=True) if hit)
@@ -240,7 +240,8 @@ class SqliteIndex:
             table = self.tables.get(conn, kb_id)
             mine = [r for r in rows if r[2] == kb_id]
             pos, ok = table.positions([r[0] for r in mine])
-            for r, p, hit in zip(mine, pos.tolist(), ok.tolist(), strict=True):
+            exact = rescore.reader(conn, len(q))(np.asarray([r[0] for r in mine], np.int64))  # float32 always
+            for i, (r, p, hit) in enumerate(zip(mine, pos.tolist(), ok.tolist(), strict=True)):
                 if hit and table.has_vector[p] and table.vectors.shape[1] == len(q):
-                    out[r[1]] = float(table.vectors[p] @ q)
+                    out[r[1]] = float(exact[i] @ q)
         return out

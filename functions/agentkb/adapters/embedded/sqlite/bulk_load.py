@@ -112,6 +112,6 @@ def load_new(conn: sqlite3.Connection, kb: KnowledgeBase, items: Items) -> None:
         raise Conflict("A document or chunk id of the batch is held already (twice in the batch, or by another "
                        "knowledge base or workspace of this data dir); nothing of the batch was written") from exc
     changes.log_appended(conn, before)
-    tantivy.log_documents(conn, [d.id for d, chunks in items if chunks])
+    tantivy.log_documents(conn, kb.id, [d.id for d, chunks in items if chunks])
     for _, create in triggers:
         conn.execute(create)

@@ -25,14 +25,15 @@ class AnnFiles:
             for stale in (p for p in root.iterdir() if p.is_dir() and p.name != FORMAT):
                 shutil.rmtree(stale, ignore_errors=True)
 
-    def _dir(self, kb_id: str) -> Path | None:
+    def folder(self, kb_id: str) -> Path | None:
+        """The KB's folder (its index and its saved table, vectors/table_file.py), or None when it keeps none."""
         if self.root is None or not kb_id.replace("-", "").replace("_", "").isalnum():
             return None
         return self.root / kb_id
 
     def load(self, kb_id: str) -> tuple[Ann, int] | None:
         """The newest persisted index of the KB and its stamp, or None."""
-        folder = self._dir(kb_id)
+        folder = self.folder(kb_id)
         if folder is None or not folder.exists():
             return None
         stamped = []
@@ -48,7 +49,7 @@ class AnnFiles:
         return None
 
     def save(self, kb_id: str, ann: Ann, seq: int) -> None:
-        folder = self._dir(kb_id)
+        folder = self.folder(kb_id)
         if folder is None:
             return
         folder.mkdir(parents=True, exist_ok=True)
@@ -63,6 +64,6 @@ class AnnFiles:
                 other.unlink(missing_ok=True)
 
     def drop(self, kb_id: str) -> None:
-        folder = self._dir(kb_id)
+        folder = self.folder(kb_id)
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)

@@ -97,26 +97,28 @@ _SELECT = ("SELECT rowid, id, document_id, length(embedding) = :bytes,"
            " FROM chunks WHERE knowledge_base_id = :kb {extra} ORDER BY rowid")
 
 
-def read_rows(conn: sqlite3.Connection, kb_id: str, width: int, rowids: np.ndarray | None = None) -> Rows:
+def read_rows(conn: sqlite3.Connection, kb_id: str, width: int, rowids: np.ndarray | None = None,
+              half_from: int | None = None) -> Rows:
     """The KB's rows (all, or those of `rowids` that still exist), read page by page into contiguous arrays:
-    every vector lands in one float32 matrix through one join per page, no Python work per row."""
+    every vector lands in one matrix through one join per page, no Python work per row. The matrix is float32, or
+    float16 when the whole KB is read and has at least `half_from` rows (vectors/rescore.py re-scores from SQLite)."""
     params: dict[str, object] = {"bytes": 4 * width, "kb": kb_id}
     if rowids is None:
-        total = conn.execute("SELECT count(*) FROM chunks WHERE knowledge_base_id = ?", (kb_id,)).fetchone()[0]
+        total = int(conn.execute("SELECT count(*) FROM chunks WHERE knowledge_base_id = ?", (kb_id,)).fetchone()[0])
         cursor = conn.execute(_SELECT.format(extra=""), params)
-        return _fill(cursor, int(total), width)
+        return _fill(cursor, total, width, np.float16 if half_from is not None and total >= half_from else np.float32)
     parts = [_fill(conn.execute(_SELECT.format(extra=f"AND rowid IN ({','.join(map(str, part.tolist()))})"),
                                 params), len(part), width)
              for part in np.array_split(rowids, max(1, -(-len(rowids) // 500)))] if len(rowids) else []
     return concat(parts, width)
 
 
-def _fill(cursor: sqlite3.Cursor, count: int, width: int) -> Rows:
+def _fill(cursor: sqlite3.Cursor, count: int, width: int, dtype: type = np.float32) -> Rows:
     # Headroom for appends: zero pages cost no memory until written, and the table adopts these arrays
     # (vectors/store.py), so a KB read whole is never copied into bigger ones.
     capacity = int(count * HEADROOM) + 16
     rowids = np.zeros(capacity, np.int64)
-    vectors = np.zeros((capacity, width), np.float32)
+    vectors: np.ndarray = np.zeros((capacity, width), dtype)
     has_vector = np.zeros(capacity, bool)
     chunk_ids: list[str] = []
     document_ids: list[str] = []
@@ -126,7 +128,7 @@ def _fill(cursor: sqlite3.Cursor, count: int, width: int) -> Rows:
             extra = n + len(page) - capacity
             rowids, has_vector = np.concatenate([rowids, np.zeros(extra, np.int64)]), np.concatenate(
                 [has_vector, np.zeros(extra, bool)])
-            vectors = np.concatenate([vectors, np.zeros((extra, width), np.float32)])
+            vectors = np.concatenate([vectors, np.zeros((extra, width), dtype)])
             capacity += extra
         columns = list(zip(*page, strict=True))
         m = len(page)

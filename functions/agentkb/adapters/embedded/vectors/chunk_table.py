@@ -4,7 +4,9 @@ The legs score rowids (numpy or the approximate index for vectors, tantivy for B
 table, so no leg reads SQLite rows on the hot path; only the final top-k is hydrated from SQLite.
 A table is read whole once per process (page by page into contiguous arrays, vectors/changes.py); after that a
 write costs the next search only its own rows, read back by rowid from the change log. A KB of THRESHOLD vectors
-or more also gets an approximate index (vectors/ann.py), persisted beside SQLite and caught up the same way.
+or more also gets an approximate index (vectors/ann.py), persisted beside SQLite and caught up the same way, and
+keeps its vectors as float16 (vectors/rescore.py: the best hits are re-scored from SQLite's float32), saved beside
+the index so that the next process reads them at disk speed (vectors/table_file.py).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agentkb.adapters.embedded.vectors import changes
+from agentkb.adapters.embedded.vectors import changes, table_file
 from agentkb.adapters.embedded.vectors.ann import DROP_BELOW, THRESHOLD, Ann
 from agentkb.adapters.embedded.vectors.ann_files import SAVE_EVERY, AnnFiles
 from agentkb.adapters.embedded.vectors.store import ChunkTable, KbVectors
@@ -33,6 +35,7 @@ class _Kb:
     ann: Ann | None = None
     saved_seq: int = 0  # the stamp of the index's last persisted file
     unsaved: int = 0  # rows changed since
+    table_saved: bool = False  # the store has a saved table file (vectors/table_file.py) no older than the index's
 
 
 class ChunkTables:
@@ -97,7 +100,9 @@ class ChunkTables:
         return kb.store.snapshot(version, kb.seq, kb.ann)
 
     def _load(self, conn: sqlite3.Connection, kb_id: str, width: int, head: int) -> _Kb:
-        kb = _Kb(KbVectors(changes.read_rows(conn, kb_id, width)), head)
+        saved = self._saved_table(conn, kb_id, width, head)
+        kb = _Kb(saved or KbVectors(changes.read_rows(conn, kb_id, width, half_from=THRESHOLD)), head)
+        kb.table_saved = saved is not None
         persisted = self.files.load(kb_id)
         if persisted is not None:
             ann, stamp = persisted
@@ -109,9 +114,33 @@ class ChunkTables:
                     kb.ann, kb.saved_seq, kb.unsaved = ann, stamp, len(touched)
         return kb
 
+    def _saved_table(self, conn: sqlite3.Connection, kb_id: str, width: int, head: int) -> KbVectors | None:
+        """The KB's saved table caught up to `head`, if it is whole and, caught up, holds exactly SQLite's rows."""
+        saved = table_file.load(self.files.folder(kb_id), width)
+        if saved is None or saved[1] > head or not changes.complete_since(conn, saved[1]):
+            return None
+        store = KbVectors(saved[0])
+        touched = changes.changed_rowids(conn, kb_id, saved[1], head)
+        if len(touched):
+            store.apply(touched, changes.read_rows(conn, kb_id, width, touched))
+        live = store.live[:store.n]
+        return store if table_file.matches(conn, kb_id, store.rowids[:store.n][live]) else None
+
+    def _save_table(self, kb_id: str, kb: _Kb) -> None:
+        folder, store = self.files.folder(kb_id), kb.store
+        if folder is None:
+            return
+        keep = np.flatnonzero(store.live[:store.n])
+        whole = len(keep) == store.n
+        table_file.save(folder, kb.seq, store.rowids[keep], store.has_vector[keep],
+                        store.vectors[:store.n] if whole else store.vectors[keep],
+                        store.chunk_ids[:store.n] if whole else [store.chunk_ids[i] for i in keep.tolist()],
+                        store.document_ids[:store.n] if whole else [store.document_ids[i] for i in keep.tolist()])
+        kb.table_saved = True
+
     def _apply(self, conn: sqlite3.Connection, kb_id: str, kb: _Kb, touched: np.ndarray, head: int) -> None:
         if len(touched) > max(BULK_ROWS, kb.store.n // 4):  # a bulk write: one contiguous read beats lookups
-            kb.store = KbVectors(changes.read_rows(conn, kb_id, kb.store.width))
+            kb.store = KbVectors(changes.read_rows(conn, kb_id, kb.store.width, half_from=THRESHOLD))
         elif len(touched):
             kb.store.apply(touched, changes.read_rows(conn, kb_id, kb.store.width, touched))
         if len(touched) and kb.ann is not None:
@@ -136,10 +165,15 @@ class ChunkTables:
         if kb.ann is not None and live < DROP_BELOW:
             kb.ann = None
             self.files.drop(kb_id)
+            self._kbs.pop(kb_id, None)  # its next change reads it back as float32 for the exact scan
         elif live >= THRESHOLD and (kb.ann is None or kb.ann.outgrown(live)):
             kb.ann = Ann.build(*kb.store.live_vectors())
             kb.unsaved = SAVE_EVERY
+        if kb.ann is not None:
+            kb.store.halve()  # float16 from now on: the index's hits are re-scored from SQLite (vectors/rescore.py)
         if kb.ann is not None and kb.unsaved >= SAVE_EVERY:
             with kb.ann.lock:
                 self.files.save(kb_id, kb.ann, kb.seq)
-            kb.saved_seq, kb.unsaved = kb.seq, 0
+            kb.saved_seq, kb.unsaved, kb.table_saved = kb.seq, 0, False
+        if kb.ann is not None and not kb.table_saved:
+            self._save_table(kb_id, kb)

@@ -5,7 +5,8 @@
 - Otherwise the index proposes candidates (inside the filter when there is one: a selector over eligible rowids),
   over-fetching RESCORE candidates beyond k; if a filter leaves fewer than k hits in the lists searched, more lists
   are searched until k are found (or every list was, and the scan answers). The candidates are re-scored from the
-  float32 vectors, so ties and order are those of the exact scan.
+  table's vectors; a float16 table's best are re-scored again from SQLite's float32 (vectors/rescore.py), so ties
+  and order are those of the exact scan.
 """
 
 from __future__ import annotations
@@ -13,16 +14,17 @@ from __future__ import annotations
 import numpy as np
 
 from agentkb.adapters.embedded.vectors.ann import NPROBE, bitmap
+from agentkb.adapters.embedded.vectors.rescore import Exact, nearest_exact, scores
 from agentkb.adapters.embedded.vectors.store import ChunkTable
 
 EXACT_ROWS = 20_000  # a filter leaving this few rows is answered exactly (a gather + product of <= 30 MB)
 RESCORE = 64  # candidates fetched beyond k for the exact re-scoring
 
 
-def nearest(table: ChunkTable, q: np.ndarray, k: int, allowed: np.ndarray | None = None) -> tuple[
-        np.ndarray, np.ndarray]:
+def nearest(table: ChunkTable, q: np.ndarray, k: int, allowed: np.ndarray | None = None,
+            exact: Exact | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(positions, cosine scores) of the top k rows with a vector (and in `allowed`, a mask over positions),
-    best first, ties by rowid."""
+    best first, ties by rowid; `exact` reads float32 vectors to re-score a float16 table's best with."""
     eligible = table.has_vector if allowed is None else table.has_vector & allowed
     count = int(np.count_nonzero(eligible))
     k = min(k, count)
@@ -30,21 +32,27 @@ def nearest(table: ChunkTable, q: np.ndarray, k: int, allowed: np.ndarray | None
         return np.zeros(0, np.int64), np.zeros(0, np.float32)
     ann = table.ann
     if ann is None or (allowed is not None and count <= EXACT_ROWS):
-        return _exact(table, q, k, eligible, count)
+        return _ranked(table, q, k, *_exact(table, q, count, eligible), exact)
     found = _approximate(table, q, k, eligible if allowed is not None else None)
     if found is None:  # every list searched and still short of k: the scan answers
-        return _exact(table, q, k, eligible, count)
-    return _top(table, found, table.vectors[found] @ q, k)
+        return _ranked(table, q, k, *_exact(table, q, count, eligible), exact)
+    return _ranked(table, q, k, found, scores(table.vectors, q, found), exact)
 
 
-def _exact(table: ChunkTable, q: np.ndarray, k: int, eligible: np.ndarray, count: int) -> tuple[
-        np.ndarray, np.ndarray]:
+def _exact(table: ChunkTable, q: np.ndarray, count: int, eligible: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(positions, scores) of every eligible row."""
     n = len(table.rowids)
     if count == n:
-        return _top(table, np.arange(n), table.vectors @ q, k)
+        return np.arange(n), scores(table.vectors, q)
     candidates = np.flatnonzero(eligible)
     # Few rows: gather them; many: score the whole matrix and pick (gathering would copy most of it).
-    sims = table.vectors[candidates] @ q if count * 4 < n else (table.vectors @ q)[candidates]
+    return candidates, scores(table.vectors, q, candidates) if count * 4 < n else scores(table.vectors, q)[candidates]
+
+
+def _ranked(table: ChunkTable, q: np.ndarray, k: int, candidates: np.ndarray, sims: np.ndarray,
+            exact: Exact | None) -> tuple[np.ndarray, np.ndarray]:
+    if exact is not None and table.vectors.dtype != np.float32:
+        candidates, sims = nearest_exact(table.rowids, candidates, sims, q, k, exact)
     return _top(table, candidates, sims, k)
 
 

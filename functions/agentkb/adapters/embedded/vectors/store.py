@@ -26,7 +26,7 @@ class ChunkTable:
     rowids: np.ndarray  # int64, sorted, unique
     chunk_ids: list[str]  # indexed by position; may run past len(rowids) (rows appended after this snapshot)
     document_ids: list[str]
-    vectors: np.ndarray  # float32 [n, d], L2-normalised; zero rows where a chunk has no vector
+    vectors: np.ndarray  # float32 [n, d] (float16 with an index), L2-normalised; zero rows where a chunk has none
     has_vector: np.ndarray  # bool [n]; False for dead entries too
     live: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # bool [n]: the row exists
     ann: Any = None  # the approximate index (vectors/ann.py) once the KB is large, else None
@@ -70,6 +70,13 @@ class KbVectors:
         n = self.n
         return ChunkTable(version, self.rowids[:n], self.chunk_ids, self.document_ids, self.vectors[:n],
                           self.has_vector[:n], self.live[:n], ann, seq)
+
+    def halve(self) -> None:
+        """Keep the vectors as float16 (a KB with an approximate index: its hits are re-scored from SQLite)."""
+        if self.vectors.dtype != np.float16:
+            vectors = np.zeros(self.vectors.shape, np.float16)  # untouched headroom stays unallocated
+            vectors[:self.n] = self.vectors[:self.n]
+            self.vectors = vectors
 
     def live_vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """(rowids, vectors) of every live row that has a vector (what an approximate index holds)."""
@@ -128,7 +135,7 @@ class KbVectors:
             new = np.zeros(capacity, old.dtype)
             new[:self.n] = old[:self.n]
             setattr(self, name, new)
-        vectors = np.zeros((capacity, self.width), np.float32)
+        vectors = np.zeros((capacity, self.width), self.vectors.dtype)
         vectors[:self.n] = self.vectors[:self.n]
         self.vectors = vectors
         self.chunk_ids, self.document_ids = self.chunk_ids[:self.n], self.document_ids[:self.n]
@@ -140,7 +147,8 @@ class KbVectors:
 
     def _merge(self, now: Rows, which: np.ndarray) -> None:
         added = Rows(now.rowids[which], [now.chunk_ids[i] for i in which.tolist()],
-                     [now.document_ids[i] for i in which.tolist()], now.vectors[which], now.has_vector[which])
+                     [now.document_ids[i] for i in which.tolist()], now.vectors[which].astype(self.vectors.dtype),
+                     now.has_vector[which])
         both = concat([self._rows(), added], self.width)
         order = np.argsort(both.rowids, kind="stable")
         self._set(Rows(both.rowids[order], [both.chunk_ids[i] for i in order.tolist()],
