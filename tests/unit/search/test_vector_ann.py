@@ -15,24 +15,18 @@ from agentkb.adapters.embedded.index import SqliteIndex
 from agentkb.adapters.embedded.sqlite.db import Database
 from agentkb.adapters.embedded.vectors import ann, ann_files, chunk_table, nearest
 from agentkb.models.domain import IndexQuery
-from tests.unit.search.vector_kb import KB, doc, make_index, table
+from tests.unit.search.vector_kb import KB, doc, index_small_tables, large_index, table
 
 DOCS, CHUNKS = 120, 5  # 600 chunks, 480 with a vector (doc() leaves chunk 1 of each without one)
 
 
 @pytest.fixture(autouse=True)
 def small_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(chunk_table, "THRESHOLD", 300)
-    monkeypatch.setattr(chunk_table, "DROP_BELOW", 150)
-    monkeypatch.setattr(ann, "lists_for", lambda n: 16)
-    monkeypatch.setattr(nearest, "EXACT_ROWS", 20)
+    index_small_tables(monkeypatch)
 
 
 def large(tmp_path: Path) -> SqliteIndex:
-    index = make_index(tmp_path)
-    rng = np.random.default_rng(7)
-    index.write_documents(KB, [doc(f"d{i}", CHUNKS, rng) for i in range(DOCS)])
-    return index
+    return large_index(tmp_path, 7, DOCS, CHUNKS)
 
 
 def exact(t: chunk_table.ChunkTable, q: np.ndarray, k: int, allowed: Any = None) -> list[int]:

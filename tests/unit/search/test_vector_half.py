@@ -12,24 +12,18 @@ import pytest
 
 from agentkb.adapters.embedded.index import SqliteIndex
 from agentkb.adapters.embedded.sqlite.db import Database
-from agentkb.adapters.embedded.vectors import ann, ann_files, changes, chunk_table, nearest, rescore
+from agentkb.adapters.embedded.vectors import ann_files, changes, nearest, rescore
 from agentkb.models.domain import IndexQuery
-from tests.unit.search.vector_kb import KB, WIDTH, doc, make_index, table
+from tests.unit.search.vector_kb import KB, WIDTH, doc, index_small_tables, large_index, table
 
 
 @pytest.fixture(autouse=True)
 def small_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(chunk_table, "THRESHOLD", 300)
-    monkeypatch.setattr(chunk_table, "DROP_BELOW", 150)
-    monkeypatch.setattr(ann, "lists_for", lambda n: 16)
-    monkeypatch.setattr(nearest, "EXACT_ROWS", 20)
+    index_small_tables(monkeypatch)
 
 
 def _large(tmp_path: Path) -> SqliteIndex:
-    index = make_index(tmp_path)
-    rng = np.random.default_rng(17)
-    index.write_documents(KB, [doc(f"d{i}", 5, rng) for i in range(120)])
-    return index
+    return large_index(tmp_path, 17)
 
 
 def _exact_float32(index: SqliteIndex, q: np.ndarray, k: int) -> list[tuple[str, float]]:

@@ -6,10 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from agentkb.adapters.embedded.index import SqliteIndex
 from agentkb.adapters.embedded.sqlite.catalog import SqliteCatalog
 from agentkb.adapters.embedded.sqlite.db import Database
+from agentkb.adapters.embedded.vectors import ann, chunk_table, nearest
 from agentkb.adapters.embedded.vectors.chunk_table import ChunkTable
 from agentkb.models.domain import Chunk, Document, EmbeddingProfile, KnowledgeBase
 
@@ -37,3 +39,19 @@ def make_index(tmp_path: Path) -> SqliteIndex:
 
 def table(index: SqliteIndex) -> ChunkTable:
     return index.tables.get(index.db.connection(), KB.id)
+
+
+def index_small_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ANN index (and the float16 table beside it) from 300 vectors instead of the measured threshold."""
+    monkeypatch.setattr(chunk_table, "THRESHOLD", 300)
+    monkeypatch.setattr(chunk_table, "DROP_BELOW", 150)
+    monkeypatch.setattr(ann, "lists_for", lambda n: 16)
+    monkeypatch.setattr(nearest, "EXACT_ROWS", 20)
+
+
+def large_index(tmp_path: Path, seed: int, docs: int = 120, chunks: int = 5) -> SqliteIndex:
+    """600 chunks, 480 with a vector: past index_small_tables' threshold."""
+    index = make_index(tmp_path)
+    rng = np.random.default_rng(seed)
+    index.write_documents(KB, [doc(f"d{i}", chunks, rng) for i in range(docs)])
+    return index
