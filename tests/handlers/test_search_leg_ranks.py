@@ -66,3 +66,10 @@ def test_a_degraded_hybrid_search_has_no_vector_ranks(rw_key: str, kb: str, bund
     assert headers["x-search-degraded"] == "vector_unavailable"
     assert len(ranks) == len(payload["data"]["results"]) >= 1
     assert [r["bm25"] for r in ranks] == list(range(1, len(ranks) + 1)) and {r["vector"] for r in ranks} == {None}
+
+
+def test_the_openapi_document_declares_the_search_headers() -> None:
+    openapi = body_of(invoke("search", rest_event("GET", "/openapi.json")))
+    headers = openapi["paths"]["/api/v2/knowledge/search"]["post"]["responses"]["200"]["headers"]
+    assert set(headers) == {"X-Search-Leg-Ranks", "X-Search-Degraded"}
+    assert all(h["schema"] == {"type": "string"} and h["description"] for h in headers.values())

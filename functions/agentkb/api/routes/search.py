@@ -23,7 +23,14 @@ def search_deps(ports: Annotated[Ports, Depends(get_ports)]) -> SearchDeps:
 
 
 @routes.read("POST", "/api/v2/knowledge/search", "searchKnowledge", summary="Search knowledge",
-             responses={200: ok(KnowledgeSearchResponse, "Matching document chunks ordered by relevance."),
+             responses={200: ok(KnowledgeSearchResponse, "Matching document chunks ordered by relevance.") | {
+                 "headers": {"X-Search-Leg-Ranks": {"description": "Each result's rank in the BM25 and vector legs, "
+                                                                   "in result order: a JSON array of {bm25, vector}, "
+                                                                   "null where a leg did not return it",
+                                                    "schema": {"type": "string"}},
+                             "X-Search-Degraded": {"description": "Present when a leg could not run: why "
+                                                                  "(vector_unavailable)",
+                                                   "schema": {"type": "string"}}}},
                         409: ERRORS[400] | {"description": "Reranking refused: a candidate chunk carries a detected "
                                                            "secret (details.reason `secret_provenance`)"},
                         **ERRORS})
