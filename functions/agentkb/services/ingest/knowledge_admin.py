@@ -40,8 +40,7 @@ def delete_knowledge_base(catalog: Catalog, index: Index, principal: Principal, 
     """Chunks, vectors and index entries first (a pending reindex's shadow too), then documents and the KB: a retry
     after a crash finishes it."""
     kb = get_knowledge_base(catalog, principal, workspace_id, kb_id)
-    pending = generations.pending(kb) if generations is not None else None
-    if generations is not None and pending is not None:
+    if generations is not None and (pending := generations.pending(kb)) is not None:
         generations.abandon(kb, pending)
     index.delete_knowledge_base(kb)
     catalog.delete_knowledge_base(kb)
@@ -57,11 +56,18 @@ def list_documents(catalog: Catalog, principal: Principal, workspace_id: str, kb
 def get_document(catalog: Catalog, principal: Principal, workspace_id: str, kb_id: str,
                  document_id: str) -> tuple[Document, str | None]:
     """A document's record and its stored text."""
+    kb, document = _reachable_document(catalog, principal, workspace_id, kb_id, document_id)
+    return document, catalog.document_content(kb.id, document.id)
+
+
+def _reachable_document(catalog: Catalog, principal: Principal, workspace_id: str, kb_id: str,
+                        document_id: str) -> tuple[KnowledgeBase, Document]:
+    """The KB (one the principal reaches) and its document; NotFound for either."""
     kb = get_knowledge_base(catalog, principal, workspace_id, kb_id)
     document = catalog.get_document(kb.id, document_id)
     if document is None:
         raise NotFound("Document not found")
-    return document, catalog.document_content(kb.id, document.id)
+    return kb, document
 
 
 def _is_index_cursor(value: object) -> bool:
@@ -79,10 +85,7 @@ def document_chunks(catalog: Catalog, chunks: ChunkReader, principal: Principal,
                     document_id: str, limit: int, cursor: str | None) -> Page[StoredChunk]:
     """A page of the document's chunks by index, secrets redacted; none while the document is not `ready` (its
     current revision has no chunks yet, or will have none)."""
-    kb = get_knowledge_base(catalog, principal, workspace_id, kb_id)
-    document = catalog.get_document(kb.id, document_id)
-    if document is None:
-        raise NotFound("Document not found")
+    kb, document = _reachable_document(catalog, principal, workspace_id, kb_id, document_id)
     after = int(decode_cursor(cursor, _is_index_cursor)[0]) if cursor else -1
     if document.status != "ready":
         return Page([], None)
