@@ -12,15 +12,9 @@ import pytest
 
 from agentkb.composition import get_ports
 from agentkb.errors import BadRequest
-from agentkb.services.portability.archive_file import (
-    ArchiveReader,
-    ArchiveWriter,
-    canonical,
-    canonical_pair,
-    verify_file,
-)
+from agentkb.services.portability.archive_file import ArchiveReader, ArchiveWriter, verify_file
 from agentkb.services.portability.importer import import_archive
-from agentkb.services.portability.records import pack_vector, unpack_vector
+from agentkb.services.portability.records import canonical, canonical_pair, pack_vector, unpack_vector
 
 SNAPSHOT = {"snapshot_id": "s-1", "run_id": "r", "attempt_id": "a", "request_hash": "h", "created_at": "2026-01-01",
             "body": base64.b64encode(b'{"exact": "bytes"}').decode()}

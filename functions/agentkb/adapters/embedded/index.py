@@ -52,6 +52,7 @@ class SqliteIndex:
         self.lexical = LexicalIndexes(db)
         self.tables = ChunkTables(db.path.parent / f"{db.path.name}.vectors")
         self._searched = False  # set by the first search: from then on writes catch the indexes up (_catch_up)
+        self.checkpoints = bulk_load.Checkpoints(db.path)  # the bulk path's, on a thread of their own
 
     # -- writes -----------------------------------------------------------------------------------------
     def write_document(self, kb: KnowledgeBase, document: Document, chunks: Sequence[Chunk],
@@ -65,7 +66,7 @@ class SqliteIndex:
         """The bulk path (Index port): the whole batch in one transaction, the KB's version moved once. Documents
         the KB does not hold go in set-based without the per-row log triggers (sqlite/bulk_load.py); one it holds
         is replaced as write_document replaces it."""
-        with self.db.transaction() as conn:
+        with self.checkpoints.deferred(self.db.connection()), self.db.transaction() as conn:
             held = bulk_load.stored_documents(conn, kb.id, [d.id for d, _ in items])
             for document, chunks in items:
                 if document.id in held:

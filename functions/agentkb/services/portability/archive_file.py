@@ -17,35 +17,23 @@ from pathlib import Path
 from typing import IO, Any
 
 from agentkb.errors import BadRequest
-from agentkb.services.portability.records import VECTOR_FIELDS, Record
+from agentkb.models.domain import Chunk
+from agentkb.services.portability.records import (
+    CHUNK_KEYS,
+    VECTOR_FIELDS,
+    Record,
+    canonical,
+    canonical_pair,
+    chunk_record,
+    chunk_texts,
+    chunk_texts_of,
+    without_embedding,
+)
 
 FORMAT = "agentkb-archive"
 VERSION = 1
 SECTIONS = ("knowledge_bases", "documents", "chunks", "memories", "graph_entities", "graph_relations",
             "graph_proofs", "snapshots", "traces", "keys")
-
-
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)  # one, not one per call
-
-
-def canonical(value: Any) -> str:
-    return _CANONICAL.encode(value)
-
-
-def canonical_pair(record: Record) -> tuple[str, str]:
-    """canonical(record) and canonical(record without VECTOR_FIELDS) in one serialisation of the rest: a sorted
-    object's text is its sorted members joined, so the record splits at its vector fields into runs of members."""
-    runs: list[dict[str, Any]] = [{}]
-    vectors: list[str] = []
-    for name in sorted(record):
-        if name in VECTOR_FIELDS:
-            vectors.append(f'"{name}":{canonical(record[name])}')
-            runs.append({})
-        else:
-            runs[-1][name] = record[name]
-    members = [canonical(run)[1:-1] for run in runs]
-    full = [m for pair in zip(members, [*vectors, ""], strict=True) for m in pair if m]
-    return "{" + ",".join(full) + "}", "{" + ",".join(m for m in members if m) + "}"
 
 
 @dataclass
@@ -57,17 +45,25 @@ class SectionDigest:
     content: Any = field(default_factory=hashlib.sha256)
 
     def add(self, record: Record, text: str | None = None) -> None:
-        self.count += 1
+        if text is not None and record.keys() == CHUNK_KEYS and (texts := chunk_texts(record, text)) is not None:
+            self.add_texts(*texts)  # one serialisation: the content text is the full one without its vector
+            return
         if not any(k in record for k in VECTOR_FIELDS):
-            line = ((text or canonical(record)) + "\n").encode("utf-8")
-            self.full.update(line)
-            self.content.update(line)
+            line = (text or canonical(record)).encode("utf-8")
+            self.add_texts(line, line)
             return
         full, content = (text, None) if text is not None else canonical_pair(record)
-        self.full.update((full + "\n").encode("utf-8"))
         if content is None:
             content = canonical({k: v for k, v in record.items() if k not in VECTOR_FIELDS})
-        self.content.update((content + "\n").encode("utf-8"))
+        self.add_texts(full.encode("utf-8"), content.encode("utf-8"))
+
+    def add_texts(self, full: bytes, content: bytes) -> None:
+        """One record as its canonical UTF-8 text, with and without its vector fields."""
+        self.count += 1
+        self.full.update(full)
+        self.full.update(b"\n")
+        self.content.update(content)
+        self.content.update(b"\n")
 
     def summary(self) -> dict[str, Any]:
         return {"count": self.count, "sha256": self.full.hexdigest(), "content_sha256": self.content.hexdigest()}
@@ -79,8 +75,20 @@ class Digests:
     def __init__(self) -> None:
         self.sections = {name: SectionDigest() for name in SECTIONS}
 
-    def add(self, section: str, record: Record, text: str | None = None) -> None:
+    def add(self, section: str, item: Record | Chunk, text: str | None = None) -> str:
+        """Digest one record (a chunk also as the Chunk read: its texts are made from it); returns its text."""
+        if isinstance(item, Chunk):
+            texts = chunk_texts_of(item)
+            record = chunk_record(item) if texts is None else {}
+        else:
+            record = item
+            texts = chunk_texts(item) if text is None and item.keys() == CHUNK_KEYS else None
+        if texts is not None:
+            self.sections[section].add_texts(*texts)
+            return texts[0].decode("utf-8")
+        text = text or canonical(record)
         self.sections[section].add(record, text)
+        return text
 
     def manifest(self) -> dict[str, dict[str, Any]]:
         return {name: digest.summary() for name, digest in self.sections.items()}
@@ -94,9 +102,9 @@ class ArchiveWriter:
         self.digests = Digests()
         self.out.write(canonical({"format": FORMAT, "version": VERSION, **header}) + "\n")
 
-    def write(self, section: str, record: Record) -> None:
-        text = canonical(record)
-        self.digests.add(section, record, text)
+    def write(self, section: str, record: Record | Chunk) -> None:
+        """One record (a chunk also as the Chunk itself: its texts are made from it, records.chunk_texts_of)."""
+        text = self.digests.add(section, record)
         self.out.write(f'{{"r":{text},"s":"{section}"}}\n')
 
     def finish(self) -> dict[str, dict[str, Any]]:
@@ -123,23 +131,24 @@ class ArchiveReader:
     header: dict[str, Any] = field(default_factory=dict)
     manifest: dict[str, Any] | None = None
 
-    def _lines(self) -> Iterator[str]:
+    def _gzip(self) -> bool:
         with open(self.path, "rb") as probe:
-            gz = probe.read(2) == b"\x1f\x8b"
+            return probe.read(2) == b"\x1f\x8b"
+
+    def _lines(self) -> Iterator[str]:
+        gz = self._gzip()
         with (gzip.open(self.path, "rt", encoding="utf-8") if gz else open(self.path, encoding="utf-8")) as lines:
             yield from lines
 
-    def records(self) -> Iterator[tuple[str, Record]]:
-        for section, record, _ in self.entries():
-            yield section, record
+    def binary_lines(self) -> Iterator[bytes]:
+        with gzip.open(self.path, "rb") if self._gzip() else open(self.path, "rb") as lines:
+            yield from lines
 
-    def entries(self) -> Iterator[tuple[str, Record, str | None]]:
-        """(section, record, the record's text as the line holds it when the line has the writer's form, else
-        None): a verifier digests that text instead of serialising the record again."""
-        lines = self._lines()
+    def check_header(self, line: str | bytes) -> None:
+        """Keep the header line's object as `header`; BadRequest when it is not an archive's of this version."""
         try:
-            header = json.loads(next(lines))
-        except (StopIteration, ValueError) as exc:
+            header = json.loads(line)
+        except ValueError as exc:
             raise BadRequest(f"{self.path} is not an agentkb archive") from exc
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise BadRequest(f"{self.path} is not an agentkb archive")
@@ -147,6 +156,11 @@ class ArchiveReader:
             raise BadRequest(f"Archive format version {header.get('version')} is not supported (this agentkb reads "
                              f"version {VERSION})")
         self.header = header
+
+    def records(self) -> Iterator[tuple[str, Record]]:
+        """(section, record) of every line, parsed; BadRequest at the first line that is not an archive's."""
+        lines = self._lines()
+        self.check_header(next(lines, ""))
         for number, line in enumerate(lines, start=2):
             try:
                 item = json.loads(line)
@@ -158,28 +172,57 @@ class ArchiveReader:
             section = item.get("s")
             if section not in SECTIONS or not isinstance(item.get("r"), dict):
                 raise BadRequest(f"{self.path}: line {number} is not an archive record")
-            suffix = f',"s":"{section}"}}\n'
-            text = line[5:-len(suffix)] if line.startswith('{"r":') and line.endswith(suffix) else None
-            yield section, item["r"], text
+            yield section, item["r"]
         raise BadRequest(f"{self.path} has no manifest (a truncated archive?)")
+
+
+def as_written_digests(reader: ArchiveReader) -> dict[str, Any] | None:
+    """Every section's digests from the records' text as the file holds it (what the writer hashed), read as bytes:
+    a chunk line (most of an archive) is hashed without being parsed or decoded; the other records are parsed for
+    their content digests. None when a line is not in the writer's form (then the careful pass decides)."""
+    lines = reader.binary_lines()
+    reader.check_header(next(lines, b""))
+    digests = Digests()
+    for line in lines:
+        if line.startswith(b'{"manifest":'):
+            try:
+                reader.manifest = json.loads(line)["manifest"]["sections"]
+            except (ValueError, KeyError, TypeError):
+                return None
+            return digests.manifest()
+        cut = line.rfind(b',"s":"')
+        if not (line.startswith(b'{"r":') and line.endswith(b'"}\n')) or cut < 0:
+            return None
+        section, text = line[cut + 6:-3].decode("ascii", "replace"), line[5:cut]
+        if section not in SECTIONS:
+            return None
+        if section == "chunks" and (content := without_embedding(text)) is not None:
+            digests.sections[section].add_texts(text, content)
+            continue
+        try:
+            record = json.loads(decoded := text.decode("utf-8"))
+        except ValueError:  # UnicodeDecodeError too
+            return None
+        if not isinstance(record, dict):
+            return None
+        digests.add(section, record, decoded)
+    return None
 
 
 def verify_file(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(header, manifest) of an archive whose every section matches its manifest; BadRequest on any mismatch.
 
-    The first pass digests each record's text as the file holds it (what the writer hashed, when the file is as
-    written: no second serialisation). Only when that disagrees with the manifest is every record serialised
+    The first pass digests each record's text as the file holds it (`as_written_digests`: no parsing of chunk lines, no
+    second serialisation). Only when that disagrees with the manifest is every record parsed, serialised
     canonically and digested again (a file re-serialised by another tool), and what disagrees then is refused."""
-    reader, found = ArchiveReader(path), {}
-    for as_written in (True, False):
+    reader = ArchiveReader(path)
+    found = as_written_digests(reader)
+    if found is None or reader.manifest is None or any(reader.manifest.get(n) != found[n] for n in SECTIONS):
         digests = Digests()
-        for section, record, text in reader.entries():
-            digests.add(section, record, text if as_written else None)
+        for section, record in reader.records():
+            digests.add(section, record)
         found = digests.manifest()
-        assert reader.manifest is not None  # entries() returns only after reading it
-        if all(reader.manifest.get(name) == found[name] for name in SECTIONS):
-            break
-    assert reader.manifest is not None
+    assert reader.manifest is not None  # records() returns only after reading it
     wrong = [name for name in SECTIONS if reader.manifest.get(name) != found[name]]
     if wrong:
         raise BadRequest("The archive does not match its manifest; nothing was imported",

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentkb.errors import NotFound
-from agentkb.models.domain import KnowledgeBase
+from agentkb.models.domain import Chunk, KnowledgeBase
 from agentkb.models.graph.records import RelationRecord
 from agentkb.services.portability import records as rec
 from agentkb.services.portability.archive_file import ArchiveWriter
@@ -31,6 +31,13 @@ class ExportRequest:
 
 def workspace_records(ports: Ports, request: ExportRequest) -> Iterator[tuple[str, Record]]:
     """(section, record) of everything the workspace holds, in archive order."""
+    for section, item in workspace_items(ports, request):
+        yield section, rec.chunk_record(item) if isinstance(item, Chunk) else item
+
+
+def workspace_items(ports: Ports, request: ExportRequest) -> Iterator[tuple[str, Record | Chunk]]:
+    """workspace_records with each chunk as the Chunk read (its record's texts are made from it directly:
+    records.chunk_texts_of)."""
     ws = request.workspace_id
     for kb in select_kbs(ports, request):
         yield "knowledge_bases", rec.kb_record(kb)
@@ -56,14 +63,14 @@ def select_kbs(ports: Ports, request: ExportRequest) -> list[KnowledgeBase]:
     return [chosen[kb_id] for kb_id in sorted(chosen)]
 
 
-def _documents(ports: Ports, kb: KnowledgeBase) -> Iterator[tuple[str, Record]]:
+def _documents(ports: Ports, kb: KnowledgeBase) -> Iterator[tuple[str, Record | Chunk]]:
     cursor: str | None = None
     while True:
         page, cursor = ports.catalog.list_documents(kb.id, PAGE, cursor)
         for document in page:
             yield "documents", rec.document_record(document, ports.catalog.document_content(kb.id, document.id))
             for chunk in ports.archive.document_chunks(kb, document.id):
-                yield "chunks", rec.chunk_record(chunk)
+                yield "chunks", chunk
         if cursor is None:
             return
 
@@ -124,7 +131,7 @@ def export_workspace(ports: Ports, request: ExportRequest, writer_out: Any,
                                         "knowledge_bases": list(request.kb_names),  # memories are embedded by it:
                                         "embedder": {"model": ports.embedder.model_id,
                                                      "dimension": ports.embedder.dimension}})
-    for section, record in workspace_records(ports, request):
+    for section, item in workspace_items(ports, request):
         if sections is None or section in sections:
-            writer.write(section, record)
+            writer.write(section, item)
     return writer.finish()

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentkb.errors import DomainError
 from agentkb.services.portability.archive_file import SECTIONS, ArchiveReader, Digests, verify_file
-from agentkb.services.portability.export import ExportRequest, workspace_records
+from agentkb.services.portability.export import ExportRequest, workspace_items
 from agentkb.services.portability.sinks import DocumentSink, RecordSink, Tally
 
 if TYPE_CHECKING:
@@ -107,8 +107,8 @@ def _verify(ports: Ports, report: ImportReport, kb_names: tuple[str, ...], reemb
             memories_reembedded: bool) -> None:
     digests = Digests()
     request = ExportRequest(report.workspace_id, kb_names)
-    for section, record in workspace_records(ports, request):
-        digests.add(section, record)
+    for section, item in workspace_items(ports, request):
+        digests.add(section, item)
     report.readback = digests.manifest()
     wrong = []
     for name in SECTIONS:

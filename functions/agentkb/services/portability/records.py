@@ -7,11 +7,14 @@ secret or a key hash. Vectors are base64 of little-endian float32, exactly as bo
 from __future__ import annotations
 
 import base64
+import binascii
+import json
 import struct
 import sys
 from array import array
 from collections.abc import Sequence
 from dataclasses import asdict, fields
+from json.encoder import encode_basestring
 from typing import Any
 
 from agentkb.models.domain import ApiKeyRecord, Chunk, Document, EmbeddingProfile, KnowledgeBase, TagDefinition
@@ -24,6 +27,91 @@ from agentkb.ports.archive import ArchivedMemory, ArchivedTrace
 
 Record = dict[str, Any]
 VECTOR_FIELDS = ("embedding", "profile")  # what re-embedding changes: left out of a section's content digest
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)  # one, not one per call
+
+
+def canonical(value: Any) -> str:
+    """A record's text in an archive, and what its digests hash: sorted keys, no spaces, UTF-8 as it is."""
+    return _CANONICAL.encode(value)
+
+
+def canonical_pair(record: Record) -> tuple[str, str]:
+    """canonical(record) and canonical(record without VECTOR_FIELDS) in one serialisation of the rest: a sorted
+    object's text is its sorted members joined, so the record splits at its vector fields into runs of members."""
+    runs: list[dict[str, Any]] = [{}]
+    vectors: list[str] = []
+    for name in sorted(record):
+        if name in VECTOR_FIELDS:
+            vectors.append(f'"{name}":{canonical(record[name])}')
+            runs.append({})
+        else:
+            runs[-1][name] = record[name]
+    members = [canonical(run)[1:-1] for run in runs]
+    full = [m for pair in zip(members, [*vectors, ""], strict=True) for m in pair if m]
+    return "{" + ",".join(full) + "}", "{" + ",".join(m for m in members if m) + "}"
+
+
+_EMBEDDING = b',"embedding":'
+
+
+def without_embedding(text: bytes) -> bytes | None:
+    """A canonical chunk record's text without its embedding member (None: no such member). Keys are sorted, every
+    member before `embedding` is a number or a string (chunk_index, content, content_hash, context, document_id)
+    and a string's quotes are escaped, so the first `,"embedding":` is the member; its value is null or base64."""
+    at = text.find(_EMBEDDING)
+    start = at + len(_EMBEDDING)
+    if at >= 0 and text.startswith(b"null", start):
+        return text[:at] + text[start + 4:]
+    end = text.find(b'"', start + 1) + 1 if at >= 0 and text.startswith(b'"', start) else 0
+    return text[:at] + text[end:] if end else None
+
+
+def chunk_texts(r: Record, text: str | None = None) -> tuple[bytes, bytes] | None:
+    """(canonical, canonical without the embedding) of a chunk record, UTF-8, each made once: from its text when
+    given, else member by member (_chunk_texts). None when a field is not of a chunk's type: then the general path
+    serialises it."""
+    if text is not None:
+        full = text.encode("utf-8")
+        content = without_embedding(full)
+        return None if content is None else (full, content)
+    vector, pages = r["embedding"], r["pages"]
+    if type(pages) is not list or type(vector) not in (str, type(None)):
+        return None
+    member = b"null" if vector is None else encode_basestring(vector).encode("utf-8")
+    return _chunk_texts(r["chunk_index"], r["content"], r["content_hash"], r["context"], r["document_id"], r["id"],
+                        pages, r["secret"], r["token_count"], member)
+
+
+def chunk_texts_of(c: Chunk) -> tuple[bytes, bytes] | None:
+    """chunk_texts(chunk_record(c)) without the record: what an export writes and an import's read-back digests."""
+    vector = c.embedding
+    if vector is None:
+        member = b"null"
+    elif isinstance(vector, array) and vector.typecode == "f" and LITTLE:
+        member = b'"' + binascii.b2a_base64(vector.tobytes(), newline=False) + b'"'
+    else:
+        member = b'"' + (pack_vector(vector) or "").encode("ascii") + b'"'
+    return _chunk_texts(c.chunk_index, c.content, c.content_hash, c.context, c.document_id, c.id, c.pages, c.secret,
+                        c.token_count, member)
+
+
+def _chunk_texts(index: Any, content: Any, content_hash: Any, context: Any, document_id: Any, chunk_id: Any,
+                 pages: Sequence[Any], secret: Any, tokens: Any, member: bytes) -> tuple[bytes, bytes] | None:
+    """A chunk record's canonical texts member by member in sorted key order, with json's own string escaping
+    (3x faster than the encoder on this one shape); None when a value is not of a chunk's type."""
+    if not (all(type(v) is int for v in (index, tokens, *pages)) and type(secret) is bool):
+        return None
+    try:
+        head = (f'{{"chunk_index":{index},"content":{encode_basestring(content)},"content_hash":'
+                f'{encode_basestring(content_hash)},"context":{encode_basestring(context)},"document_id":'
+                f'{encode_basestring(document_id)}').encode()
+        tail = (f',"id":{encode_basestring(chunk_id)},"pages":[{",".join(map(str, pages))}],"secret":'
+                f'{"true" if secret else "false"},"token_count":{tokens}}}').encode()
+    except TypeError:  # a string field that is not a string
+        return None
+    return head + b',"embedding":' + member + tail, head + tail
 
 
 LITTLE = sys.byteorder == "little"  # an array('f') holds native float32: the archive's bytes on little-endian hosts
@@ -48,7 +136,7 @@ def unpack_array(text: str | None) -> array[float] | None:
     """A chunk's vector as a float32 array of the decoded bytes: the bulk path stores those bytes as they are."""
     if text is None:
         return None
-    out = array("f", base64.b64decode(text))
+    out = array("f", binascii.a2b_base64(text))  # what b64decode calls, without its copy of the text as bytes
     if not LITTLE:
         out.byteswap()
     return out
@@ -82,16 +170,23 @@ def document_from(record: Record, workspace_id: str) -> Document:
     return Document(**fields)
 
 
-def chunk_record(chunk: Chunk) -> Record:
-    out = {f.name: getattr(chunk, f.name) for f in fields(chunk)}  # not asdict: it deep-copies the vector
-    out["pages"] = list(chunk.pages)
-    out["embedding"] = pack_vector(chunk.embedding)
-    return out
+CHUNK_FIELDS = tuple(f.name for f in fields(Chunk))  # a chunk record's keys, and nothing else
+CHUNK_KEYS = frozenset(CHUNK_FIELDS)
 
 
-def chunk_from(record: Record) -> Chunk:
+def chunk_record(c: Chunk) -> Record:
+    return {"id": c.id, "document_id": c.document_id, "chunk_index": c.chunk_index, "content": c.content,
+            "token_count": c.token_count, "content_hash": c.content_hash, "embedding": pack_vector(c.embedding),
+            "pages": list(c.pages), "context": c.context, "secret": c.secret}  # not asdict: it copies the vector
+
+
+def chunk_from(r: Record) -> Chunk:
     # the vector stays a float32 array('f') of the archive's bytes: the embedded bulk path stores them as they are
-    return Chunk(**{**record, "pages": tuple(record["pages"]), "embedding": unpack_array(record["embedding"])})
+    if r.keys() != CHUNK_KEYS:
+        raise TypeError(f"a chunk record has the fields {sorted(CHUNK_FIELDS)}, not {sorted(r)}")
+    return Chunk(r["id"], r["document_id"], r["chunk_index"], r["content"], r["token_count"], r["content_hash"],
+                 unpack_array(r["embedding"]), tuple(r["pages"]), r["context"], r["secret"])
+
 
 
 def memory_record(memory: ArchivedMemory) -> Record:
