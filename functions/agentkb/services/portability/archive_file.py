@@ -176,6 +176,9 @@ class ArchiveReader:
         raise BadRequest(f"{self.path} has no manifest (a truncated archive?)")
 
 
+_CHUNK_END = b',"s":"chunks"}\n'
+
+
 def as_written_digests(reader: ArchiveReader) -> dict[str, Any] | None:
     """Every section's digests from the records' text as the file holds it (what the writer hashed), read as bytes:
     a chunk line (most of an archive) is hashed without being parsed or decoded; the other records are parsed for
@@ -183,7 +186,13 @@ def as_written_digests(reader: ArchiveReader) -> dict[str, Any] | None:
     lines = reader.binary_lines()
     reader.check_header(next(lines, b""))
     digests = Digests()
+    chunks = digests.sections["chunks"]
     for line in lines:
+        if line.endswith(_CHUNK_END) and line.startswith(b'{"r":'):  # most lines: one test, one cut, one hash
+            text = line[5:-len(_CHUNK_END)]
+            if (content := without_embedding(text)) is not None:
+                chunks.add_texts(text, content)
+                continue
         if line.startswith(b'{"manifest":'):
             try:
                 reader.manifest = json.loads(line)["manifest"]["sections"]
@@ -196,9 +205,6 @@ def as_written_digests(reader: ArchiveReader) -> dict[str, Any] | None:
         section, text = line[cut + 6:-3].decode("ascii", "replace"), line[5:cut]
         if section not in SECTIONS:
             return None
-        if section == "chunks" and (content := without_embedding(text)) is not None:
-            digests.sections[section].add_texts(text, content)
-            continue
         try:
             record = json.loads(decoded := text.decode("utf-8"))
         except ValueError:  # UnicodeDecodeError too

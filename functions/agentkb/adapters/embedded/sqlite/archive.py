@@ -7,6 +7,7 @@ import json
 import sqlite3
 from array import array
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -27,11 +28,11 @@ _PAGE = 200
 _TABLES = (catalog, snapshot, traces, store)  # the modules that register the tables read here (db.register_schema)
 
 
-def _chunk(row: sqlite3.Row) -> Chunk:
-    blob = row["embedding"]
-    return Chunk(row["id"], row["document_id"], int(row["chunk_index"]), row["content"], int(row["token_count"]),
-                 row["content_hash"], array("f", blob) if blob else None,  # float32 as stored: no Python floats
-                 tuple(json.loads(row["pages"])) if row["pages"] else (), row["context"], bool(row["secret"]))
+def _chunk(row: tuple[Any, ...]) -> Chunk:
+    chunk_id, document_id, index, content, tokens, content_hash, blob, pages, context, secret = row
+    return Chunk(chunk_id, document_id, int(index), content, int(tokens), content_hash,
+                 array("f", blob) if blob else None,  # float32 as stored: no Python floats
+                 tuple(json.loads(pages)) if pages else (), context, bool(secret))
 
 
 class SqliteWorkspaceArchive:
@@ -41,7 +42,9 @@ class SqliteWorkspaceArchive:
         self.db = db
 
     def document_chunks(self, kb: KnowledgeBase, document_id: str) -> list[Chunk]:
-        rows = self.db.connection().execute(
+        cursor = self.db.connection().cursor()
+        cursor.row_factory = None  # plain tuples: a Row per chunk costs more than the chunk
+        rows = cursor.execute(
             "SELECT id, document_id, chunk_index, content, token_count, content_hash, embedding, pages, context,"
             " secret FROM chunks WHERE knowledge_base_id = ? AND document_id = ? ORDER BY chunk_index",
             (kb.id, document_id))

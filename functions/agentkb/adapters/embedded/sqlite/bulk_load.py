@@ -124,7 +124,7 @@ def load_new(conn: sqlite3.Connection, kb: KnowledgeBase, items: Items) -> None:
 class Checkpoints:
     """A bulk batch's WAL frames copied into the database file on a thread of its own while the importer reads the
     next batch. At SQLite's default the committing connection checkpoints every 1,000 pages itself (a 5,000-chunk
-    batch is ~3,000 pages: a checkpoint in every commit, ~20% of the write phase). Around a batch the connection's
+    batch writes ~3,700: a checkpoint in every commit, ~20% of the write phase). Around a batch the connection's
     automatic checkpoints are off; after its commit a PASSIVE checkpoint (never blocks a reader or the next writer)
     runs on the thread, in one call that holds no GIL. Crash-safe as any checkpoint: the WAL stays authoritative
     until a checkpoint completes; a process killed meanwhile leaves the frames for the next one."""
