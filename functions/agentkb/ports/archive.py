@@ -1,13 +1,14 @@
 """The archive port (issue 25): what export and import need from a store beyond its everyday ports.
 
 Everything here is engine-neutral: a record read from one engine is written verbatim into the other. The ids a
-record carries are kept (a memory keeps its id, a snapshot its bytes); services/portability does the rest
-through the everyday ports (catalog, index, graph, snapshots, keys).
+record carries are kept (a memory keeps its id, a snapshot its bytes), unless an import beside the original gives
+them new ones (services/portability/rename.py: the decision and the memory id map are stored here, in the target);
+services/portability does the rest through the everyday ports (catalog, index, graph, snapshots, keys).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -52,6 +53,17 @@ class WorkspaceArchive(Protocol):
         """Store these revisions under their own ids (recall sees them at once); a memory already stored in the
         workspace is left as it is. Conflict, with nothing written, when an id is held by another workspace.
         Returns how many were new."""
+        ...
+
+    def remap_decision(self, source_workspace_id: str, workspace_id: str, remap: bool) -> bool:
+        """Whether the import of the source workspace's archive into `workspace_id` gives its records new ids: what
+        an earlier run of that import stored, else `remap`, stored now (so every re-run decides the same)."""
+        ...
+
+    def memory_id_map(self, source_workspace_id: str, workspace_id: str,
+                      memory_ids: Collection[int]) -> dict[int, int]:
+        """The target's id for each of these archive memory ids: the one stored for it by an earlier call, else a
+        fresh id from the target's memory id allocator, stored before this returns (a re-run gets the same ids)."""
         ...
 
     def snapshot_ids(self, workspace_id: str) -> Iterator[str]:

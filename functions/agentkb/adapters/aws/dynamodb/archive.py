@@ -7,19 +7,24 @@ live-name claim, idempotency keys, the unindexed marker when an index is attache
 revision whose record is stored is complete, and an import killed halfway writes the rest on its next run. The
 global id counter is raised past the highest imported id. Traces and snapshots are listed with a paged Scan
 (neither table is keyed by workspace): an operator's export reads those tables once.
+
+An import that gives the records new ids (services/portability/rename.py) keeps its decision and its memory id map
+in the memory table under `MI#["<target ws>","<source ws>"]` (memory/store.py's key layout): `#REMAP` (remap 0/1)
+and `M#<old id>` (new_id), each written once (attribute_not_exists); new ids come from the global counter.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import fields
+from functools import partial
 from typing import Any
 
 from agentkb.adapters.aws.dynamodb.memory.items import detail, meta_update, mid, revision_items
 from agentkb.adapters.aws.dynamodb.memory.markers import unindexed_marker
 from agentkb.adapters.aws.dynamodb.memory.match import unpack
-from agentkb.adapters.aws.dynamodb.memory.revisions import idempotency_sk
+from agentkb.adapters.aws.dynamodb.memory.revisions import allocate_ids, idempotency_sk
 from agentkb.adapters.aws.dynamodb.tables import DynamoDbTable, get_n, get_s, key, n, s
 from agentkb.adapters.aws.dynamodb.traces import RETENTION_S, DynamoDbRecallTraceStore
 from agentkb.adapters.aws.errors import is_conditional_failure, store_failure
@@ -126,6 +131,34 @@ class AwsWorkspaceArchive:
             if not is_conditional_failure(exc):  # a failed condition: the counter is past it already
                 raise store_failure(exc, store="memory") from exc
 
+    # -- an import's new ids -----------------------------------------------------------------------------
+    def remap_decision(self, source_workspace_id: str, workspace_id: str, remap: bool) -> bool:
+        pk = _map_pk(source_workspace_id, workspace_id)
+        self._put_new([{**key(pk, "#REMAP"), "remap": n(int(remap))}])
+        return bool(get_n(self.memory.get_item(pk, "#REMAP") or {}, "remap", int(remap)))
+
+    def memory_id_map(self, source_workspace_id: str, workspace_id: str,
+                      memory_ids: Collection[int]) -> dict[int, int]:
+        pk, wanted = _map_pk(source_workspace_id, workspace_id), sorted(set(memory_ids))
+        found = self._mapped(pk, wanted)
+        while missing := [old for old in wanted if old not in found]:  # again only when a concurrent run stored some
+            first = allocate_ids(self.memory, len(missing))
+            self._put_new([{**key(pk, "M#" + mid(old)), "old_id": n(old), "new_id": n(first + i)}
+                           for i, old in enumerate(missing)])
+            found = self._mapped(pk, wanted)
+        return {old: found[old] for old in wanted}
+
+    def _mapped(self, pk: str, ids: Sequence[int]) -> dict[int, int]:
+        return {get_n(i, "old_id"): get_n(i, "new_id") for i in self.memory.batch_get(
+            [key(pk, "M#" + mid(old)) for old in ids], consistent=True)}
+
+    def _put_new(self, items: list[dict[str, Any]]) -> None:
+        """Each item unless its key is stored already: transactions of 100, the first writer of a key wins."""
+        for start in range(0, len(items), 100):
+            actions = [{"Put": {"TableName": self.memory.table, "Item": item, "ConditionExpression":
+                                "attribute_not_exists(pk)"}} for item in items[start:start + 100]]
+            self.memory.conditional(partial(self.memory.client.transact_write_items, TransactItems=actions))
+
     # -- snapshots and traces -----------------------------------------------------------------------------
     def snapshot_ids(self, workspace_id: str) -> Iterator[str]:
         for item in _scan(self.snapshots, "workspace_id = :ws", {":ws": s(workspace_id)}, "snapshot_id"):
@@ -191,6 +224,10 @@ def _record(workspace_id: str, memory: ArchivedMemory) -> MemoryRecord:
     values = {f.name: getattr(memory.detail, f.name) for f in fields(MemoryFields)}
     return MemoryRecord(**{**values, "workspace_id": workspace_id}, request_hash=memory.request_hash,
                         embedding=memory.embedding)
+
+
+def _map_pk(source_workspace_id: str, workspace_id: str) -> str:
+    return "MI#" + json.dumps([workspace_id, source_workspace_id], ensure_ascii=False, separators=(",", ":"))
 
 
 def _scan(table: DynamoDbTable, condition: str, values: dict[str, Any], projection: str) -> Iterator[dict[str, Any]]:

@@ -1,18 +1,27 @@
 """Embedded WorkspaceArchive (ports/archive.py): a workspace's chunks, memory revisions and traces, read in id
-order and written back under their own ids, in the one SQLite database."""
+order and written back under their own ids, in the one SQLite database; and what an import that gives the records
+new ids stores (services/portability/rename.py): its decision (`archive_imports`) and its memory id map
+(`archive_memory_ids`, old id -> new id per source and target workspace).
+
+A memory id is the table's INTEGER PRIMARY KEY, which SQLite allocates as the largest id + 1: the map allocates
+above both the largest memory id and the largest id it mapped before, so two imports never share one. A memory
+another process writes between the map and the import's write takes the table's next id, which may be a mapped
+one: the import then stops with Conflict, and its re-run maps that id afresh (a mapped id held by another
+workspace is never the import's own).
+"""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from agentkb.adapters.embedded.sqlite import catalog, snapshot, traces
-from agentkb.adapters.embedded.sqlite.db import Database
+from agentkb.adapters.embedded.sqlite.db import Database, register_schema
 from agentkb.adapters.embedded.sqlite.memory import store
 from agentkb.adapters.embedded.sqlite.memory.details import detail_sql, to_detail
 from agentkb.errors import Conflict
@@ -26,6 +35,16 @@ _MEMORY_COLUMNS = ("id, workspace_id, project_id, visibility, vis_rank, owner_id
                    " request_hash, created_at, updated_at, entity_ids, relation_count, name_key, occurred_at")
 _PAGE = 200
 _TABLES = (catalog, snapshot, traces, store)  # the modules that register the tables read here (db.register_schema)
+
+register_schema("archive", """
+CREATE TABLE IF NOT EXISTS archive_imports (
+  source_workspace_id TEXT NOT NULL, workspace_id TEXT NOT NULL, remap INTEGER NOT NULL,
+  PRIMARY KEY (source_workspace_id, workspace_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS archive_memory_ids (
+  source_workspace_id TEXT NOT NULL, workspace_id TEXT NOT NULL, old_id INTEGER NOT NULL,
+  new_id INTEGER NOT NULL UNIQUE, PRIMARY KEY (source_workspace_id, workspace_id, old_id)) WITHOUT ROWID;
+""")
+_IDS = "(SELECT value FROM json_each(?))"  # a list of ids as one JSON parameter: no limit on how many
 
 
 def _chunk(row: tuple[Any, ...]) -> Chunk:
@@ -85,6 +104,35 @@ class SqliteWorkspaceArchive:
                     conn.execute(f"INSERT INTO {table} (workspace_id, {column}) VALUES (?, 1) ON CONFLICT"
                                  f" (workspace_id) DO UPDATE SET {column} = {column} + 1", (workspace_id,))
         return len(fresh)
+
+    def remap_decision(self, source_workspace_id: str, workspace_id: str, remap: bool) -> bool:
+        with self.db.transaction() as conn:
+            conn.execute("INSERT OR IGNORE INTO archive_imports VALUES (?, ?, ?)",
+                         (source_workspace_id, workspace_id, int(remap)))
+            row = conn.execute("SELECT remap FROM archive_imports WHERE source_workspace_id = ? AND workspace_id = ?",
+                               (source_workspace_id, workspace_id)).fetchone()
+        return bool(row[0])
+
+    def memory_id_map(self, source_workspace_id: str, workspace_id: str,
+                      memory_ids: Collection[int]) -> dict[int, int]:
+        wanted, pair = sorted(set(memory_ids)), (source_workspace_id, workspace_id)
+        if not wanted:
+            return {}
+        with self.db.transaction() as conn:
+            mapped = {int(r[0]): int(r[1]) for r in conn.execute(
+                f"SELECT old_id, new_id FROM archive_memory_ids WHERE source_workspace_id = ? AND workspace_id = ?"
+                f" AND old_id IN {_IDS}", (*pair, json.dumps(wanted)))}
+            taken = {int(r[0]) for r in conn.execute(
+                f"SELECT id FROM memories WHERE workspace_id != ? AND id IN {_IDS}",
+                (workspace_id, json.dumps(list(mapped.values()))))}
+            missing = [old for old in wanted if old not in mapped or mapped[old] in taken]
+            if missing:
+                top = conn.execute("SELECT max(coalesce((SELECT max(id) FROM memories), 0),"
+                                   " coalesce((SELECT max(new_id) FROM archive_memory_ids), 0))").fetchone()[0]
+                mapped.update({old: int(top) + 1 + n for n, old in enumerate(missing)})
+                conn.executemany("INSERT OR REPLACE INTO archive_memory_ids VALUES (?, ?, ?, ?)",
+                                 [(*pair, old, mapped[old]) for old in missing])
+        return {old: mapped[old] for old in wanted}
 
     def snapshot_ids(self, workspace_id: str) -> Iterator[str]:
         after = ""

@@ -15,6 +15,8 @@ Items (`ws` = workspace id, `<id>` = the memory id zero-padded to 12 digits so s
   MLAYOUT           #NAMES            version 2 once no old-layout personal N# claim is left (layout.py)
   MW#<ws>           P#<ms>#<id>       indexed at <ms> (epoch ms, 13 digits): pending until the index shows it; ttl
   ME#<ws>#<entity>  <id>              a memory <-> entity link
+  MI#["<ws>","<src>"]  #REMAP / M#<id>  an import of workspace src's archive into ws: whether it gives new ids
+                                      (remap 0/1), and each archive memory id's new one (old_id, new_id; archive.py)
 Facets (eligibility): vis_rank, project_id, channel_id, owner_id (absent = NULL), sensitivity, confirmed, stale,
 superseded (0/1), valid_until (absent = open-ended), updated_at.
 
