@@ -120,6 +120,9 @@ def run_import(args: argparse.Namespace, ports: Ports) -> int:
         check = "verified" if s["verified"] else "not compared" if name == "keys" else "differs"
         print(f"{name}\tarchive {s['archive']}\twritten {s['written']}\tpresent {s['present']}\t{check}"
               f"\t{s['sha256']}")
+    if report.ids_remapped:
+        print(f"ids remapped: this engine holds workspace {report.source_workspace_id} under the archive's ids, so"
+              f" knowledge bases, documents, chunks, memories and traces have new ids in {report.workspace_id}")
     if report.tally.reembedded or report.tally.reembedded_memories:
         print(f"re-embedded {report.tally.reembedded} chunks and {report.tally.reembedded_memories} memories with"
               f" {ports.embedder.model_id}")

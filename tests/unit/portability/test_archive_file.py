@@ -15,15 +15,16 @@ from agentkb.errors import BadRequest
 from agentkb.services.portability.archive_file import ArchiveReader, ArchiveWriter, verify_file
 from agentkb.services.portability.importer import import_archive
 from agentkb.services.portability.records import canonical, canonical_pair, pack_vector, unpack_vector
+from agentkb.services.snapshot.service import snapshot_bytes, snapshot_hash, snapshot_id_for
 
 SNAPSHOT = {"snapshot_id": "s-1", "run_id": "r", "attempt_id": "a", "request_hash": "h", "created_at": "2026-01-01",
             "body": base64.b64encode(b'{"exact": "bytes"}').decode()}
 
 
-def _archive(path: Path) -> Path:
+def _archive(path: Path, snapshot: dict[str, str] = SNAPSHOT) -> Path:
     out = io.StringIO()
     writer = ArchiveWriter(out, {"workspace": "ws1", "engine": "embedded", "knowledge_bases": []})
-    writer.write("snapshots", SNAPSHOT)
+    writer.write("snapshots", snapshot)
     writer.finish()
     path.write_text(out.getvalue(), encoding="utf-8")
     return path
@@ -40,9 +41,28 @@ def test_a_sound_archive_imports_and_a_second_import_writes_nothing(tmp_path: Pa
 
 
 def test_a_renamed_workspace_gets_the_records(tmp_path: Path, data_dir: Path) -> None:
-    import_archive(get_ports(), _archive(tmp_path / "a.jsonl"), "ws2")
-    stored = get_ports().snapshots.get("s-1")
+    """A snapshot's id derives from its workspace, run and attempt: renamed, it is stored under ws2's id for them
+    (what a POST /v1/snapshots of that attempt in ws2 looks up), its body naming ws2, its hash computed again. Into
+    an engine that holds nothing of ws1, the ids its body cites are kept."""
+    run, attempt = "3b7f0c2e-1d4a-4c5b-9e6f-7a8b9c0d1e2f", "5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e8f"
+    doc = {"snapshotId": snapshot_id_for("ws1", run, attempt), "runId": run, "attemptId": attempt,
+           "scope": {"workspaceId": "ws1", "maxClassification": "internal", "principal": "p"},
+           "items": [{"class": "memory", "sourceId": "n", "chunkId": "memory:7", "content": "x",
+                      "provenance": "agentkb://ws/ws1/memories/7"}], "exclusions": []}
+    doc["hash"] = snapshot_hash(doc)
+    record = {**SNAPSHOT, "snapshot_id": doc["snapshotId"], "run_id": run, "attempt_id": attempt,
+              "body": base64.b64encode(snapshot_bytes(doc)).decode()}
+    report = import_archive(get_ports(), _archive(tmp_path / "a.jsonl", record), "ws2")
+    assert not report.ids_remapped and "snapshots" in report.verified
+    assert get_ports().snapshots.get(doc["snapshotId"]) is None
+    stored = get_ports().snapshots.get(snapshot_id_for("ws2", run, attempt))
     assert stored is not None and stored.workspace_id == "ws2"
+    body = json.loads(stored.body)
+    assert (body["snapshotId"], body["scope"]["workspaceId"]) == (stored.snapshot_id, "ws2")
+    assert body["hash"] == snapshot_hash(body) != doc["hash"]
+    assert (body["items"][0]["chunkId"], body["items"][0]["provenance"]) == ("memory:7", "agentkb://ws/ws2/memories/7")
+    assert stored.body == snapshot_bytes(body)  # serialised as the snapshot service serialises
+    assert not import_archive(get_ports(), _archive(tmp_path / "a.jsonl", record), "ws2").changed
 
 
 @pytest.mark.parametrize("damage", ["changed", "truncated", "no manifest", "not an archive"])

@@ -7,6 +7,8 @@
 3. The target workspace is read back as an export would read it and its digests compared with the manifest (the
    content digests, without vectors, for re-embedded sections). When the target held nothing before, a mismatch
    fails the import loudly.
+An import into another workspace than the archive's rewrites the records on their way to the sinks (rename.py: new
+ids where the target holds the originals); step 3 then compares with the digests of the rewritten records.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from agentkb.errors import DomainError
 from agentkb.services.portability.archive_file import SECTIONS, ArchiveReader, Digests, verify_file
 from agentkb.services.portability.export import ExportRequest, workspace_items
+from agentkb.services.portability.rename import Renamer
 from agentkb.services.portability.sinks import DocumentSink, RecordSink, Tally
 
 if TYPE_CHECKING:
@@ -44,6 +47,7 @@ class ImportReport:
     readback: dict[str, Any] = field(default_factory=dict)
     verified: list[str] = field(default_factory=list)
     target_was_empty: bool = True
+    ids_remapped: bool = False  # the records got new ids: the target holds the originals (rename.py)
     seconds: dict[str, float] = field(default_factory=dict)  # per phase: verify (the file), write, readback
 
     @property
@@ -58,7 +62,7 @@ class ImportReport:
         return {"workspaceId": self.workspace_id, "sourceWorkspaceId": self.source_workspace_id,
                 "changed": self.changed, "reembeddedChunks": self.tally.reembedded,
                 "reembeddedMemories": self.tally.reembedded_memories,
-                "targetWasEmpty": self.target_was_empty, "sections": sections,
+                "targetWasEmpty": self.target_was_empty, "idsRemapped": self.ids_remapped, "sections": sections,
                 "seconds": {name: round(s, 3) for name, s in self.seconds.items()}}
 
 
@@ -69,11 +73,13 @@ def import_archive(ports: Ports, path: Path, workspace_id: str | None = None,
     source = str(header["workspace"])
     ws = workspace_id or source
     report = ImportReport(ws, source, Tally(), manifest, target_was_empty=_empty(ports, ws))
+    renamer = Renamer.start(ports, source, ws, source != ws and not _empty(ports, source))
+    report.ids_remapped = renamer.remap
     report.seconds["verify"] = time.perf_counter() - started
     total = int(manifest["chunks"]["count"])
     docs = DocumentSink(ports, ws, report.tally, lambda n: progress(n, total) if progress else None)
     others = RecordSink(ports, ws, report.tally, _memory_profile_differs(ports, header))
-    for section, record in ArchiveReader(path).records():
+    for section, record in renamer.records(ArchiveReader(path).records()):
         if section == "knowledge_bases":
             docs.close_document()
             docs.knowledge_base(record)
@@ -87,8 +93,8 @@ def import_archive(ports: Ports, path: Path, workspace_id: str | None = None,
     docs.finish()
     others.finish()
     report.seconds["write"] = time.perf_counter() - started - report.seconds["verify"]
-    _verify(ports, report, tuple(header.get("knowledge_bases") or ()), bool(docs.reembed),
-            others.reembed_memories or report.tally.reembedded_memories > 0)
+    _verify(ports, report, renamer.kb_selection(header.get("knowledge_bases") or ()), bool(docs.reembed),
+            others.reembed_memories or report.tally.reembedded_memories > 0, renamer)
     report.seconds["readback"] = time.perf_counter() - started - report.seconds["verify"] - report.seconds["write"]
     return report
 
@@ -104,24 +110,25 @@ def _empty(ports: Ports, ws: str) -> bool:
 
 
 def _verify(ports: Ports, report: ImportReport, kb_names: tuple[str, ...], reembedded: bool,
-            memories_reembedded: bool) -> None:
+            memories_reembedded: bool, renamer: Renamer) -> None:
     digests = Digests()
     request = ExportRequest(report.workspace_id, kb_names)
-    for section, item in workspace_items(ports, request):
+    for section, item in renamer.read_back(workspace_items(ports, request)):
         digests.add(section, item)
     report.readback = digests.manifest()
+    expected, found = renamer.compared(report.manifest, report.readback)
     wrong = []
     for name in SECTIONS:
         if name in NOT_IMPORTED:
             continue
         vectors_changed = (reembedded and name in DOCUMENT_SECTIONS) or (memories_reembedded and name == "memories")
         key = "content_sha256" if vectors_changed else "sha256"
-        archive, target = report.manifest[name], report.readback[name]
+        archive, target = expected[name], found[name]
         if (archive["count"], archive[key]) == (target["count"], target[key]):
             report.verified.append(name)
         else:
             wrong.append(name)
     if wrong and report.target_was_empty:
         raise ImportMismatch("The imported workspace does not match the archive", details=[
-            {"path": name, "message": f"archive {report.manifest[name]}, target {report.readback[name]}"}
+            {"path": name, "message": f"archive {expected[name]}, target {found[name]}"}
             for name in wrong])

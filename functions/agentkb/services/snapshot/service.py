@@ -70,6 +70,11 @@ def snapshot_hash(snapshot: dict[str, Any]) -> str:
     return sha256_hex({k: v for k, v in snapshot.items() if k != "hash"})
 
 
+def snapshot_bytes(snapshot: dict[str, Any]) -> bytes:
+    """The stored (and served) bytes of a snapshot document: compact UTF-8 JSON in the document's own key order."""
+    return json.dumps(snapshot, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
 def request_fingerprint(request: CreateSnapshotRequest) -> str:
     try:
         return sha256_hex(request.model_dump(mode="json", by_alias=True))
@@ -116,7 +121,7 @@ def create_snapshot(request: CreateSnapshotRequest, principal: Principal, deps: 
 def _build_and_store(request: CreateSnapshotRequest, principal: Principal, deps: SnapshotDeps, snapshot_id: str,
                      fingerprint: str) -> SnapshotOutcome:
     body = assemble(request, principal, deps, snapshot_id)
-    raw = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    raw = snapshot_bytes(body)
     stored = deps.sources.snapshots.put_if_absent(StoredSnapshot(
         snapshot_id, request.scope.workspaceId, request.runId, request.attemptId, fingerprint, raw, deps.now()))
     if stored.body != raw:  # a concurrent request with the same ids stored first

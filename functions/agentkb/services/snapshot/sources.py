@@ -173,7 +173,7 @@ def memory_candidates(request: CreateSnapshotRequest, principal: Principal, deps
     return Gathered([deps.memory(request.scope, principal, source)], [])
 
 
-def _parse_document_uri(uri: str | None) -> tuple[str, str, str] | None:
+def parse_document_uri(uri: str | None) -> tuple[str, str, str] | None:
     if not uri or not uri.startswith("agentkb://ws/"):
         return None
     parts = uri.removeprefix("agentkb://").split("#", 1)[0].split("/")
@@ -196,7 +196,7 @@ def inline_candidates(request: CreateSnapshotRequest, deps: SourceDeps) -> list[
 
 
 def _superseded(item: InlineItem, workspace_id: str, deps: SourceDeps) -> bool:
-    cited = _parse_document_uri(item.provenance)
+    cited = parse_document_uri(item.provenance)
     if cited is None or cited[0] != workspace_id:
         return False
     if deps.search.catalog.get_knowledge_base(workspace_id, cited[1]) is None:
