@@ -7,9 +7,11 @@ import base64
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from agentkb.cli.main import main
 from agentkb.composition import get_ports
 from agentkb.errors import BadRequest
 from agentkb.services.portability.archive_file import ArchiveReader, ArchiveWriter, verify_file
@@ -40,22 +42,29 @@ def test_a_sound_archive_imports_and_a_second_import_writes_nothing(tmp_path: Pa
     assert not second.changed and second.tally.present == {"snapshots": 1}
 
 
-def test_a_renamed_workspace_gets_the_records(tmp_path: Path, data_dir: Path) -> None:
-    """A snapshot's id derives from its workspace, run and attempt: renamed, it is stored under ws2's id for them
-    (what a POST /v1/snapshots of that attempt in ws2 looks up), its body naming ws2, its hash computed again. Into
-    an engine that holds nothing of ws1, the ids its body cites are kept."""
-    run, attempt = "3b7f0c2e-1d4a-4c5b-9e6f-7a8b9c0d1e2f", "5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e8f"
-    doc = {"snapshotId": snapshot_id_for("ws1", run, attempt), "runId": run, "attemptId": attempt,
+RUN, ATTEMPT = "3b7f0c2e-1d4a-4c5b-9e6f-7a8b9c0d1e2f", "5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e8f"
+
+
+def _snapshot_of_ws1() -> tuple[dict[str, Any], dict[str, str]]:
+    """A snapshot document as the snapshot service builds it in ws1 (one memory item), and its archive record."""
+    doc = {"snapshotId": snapshot_id_for("ws1", RUN, ATTEMPT), "runId": RUN, "attemptId": ATTEMPT,
            "scope": {"workspaceId": "ws1", "maxClassification": "internal", "principal": "p"},
            "items": [{"class": "memory", "sourceId": "n", "chunkId": "memory:7", "content": "x",
                       "provenance": "agentkb://ws/ws1/memories/7"}], "exclusions": []}
     doc["hash"] = snapshot_hash(doc)
-    record = {**SNAPSHOT, "snapshot_id": doc["snapshotId"], "run_id": run, "attempt_id": attempt,
-              "body": base64.b64encode(snapshot_bytes(doc)).decode()}
+    return doc, {**SNAPSHOT, "snapshot_id": doc["snapshotId"], "run_id": RUN, "attempt_id": ATTEMPT,
+                 "body": base64.b64encode(snapshot_bytes(doc)).decode()}
+
+
+def test_a_renamed_workspace_gets_the_records(tmp_path: Path, data_dir: Path) -> None:
+    """A snapshot's id derives from its workspace, run and attempt: renamed, it is stored under ws2's id for them
+    (what a POST /v1/snapshots of that attempt in ws2 looks up), its body naming ws2, its hash computed again. Into
+    an engine that holds nothing of ws1, the ids its body cites are kept."""
+    doc, record = _snapshot_of_ws1()
     report = import_archive(get_ports(), _archive(tmp_path / "a.jsonl", record), "ws2")
     assert not report.ids_remapped and "snapshots" in report.verified
     assert get_ports().snapshots.get(doc["snapshotId"]) is None
-    stored = get_ports().snapshots.get(snapshot_id_for("ws2", run, attempt))
+    stored = get_ports().snapshots.get(snapshot_id_for("ws2", RUN, ATTEMPT))
     assert stored is not None and stored.workspace_id == "ws2"
     body = json.loads(stored.body)
     assert (body["snapshotId"], body["scope"]["workspaceId"]) == (stored.snapshot_id, "ws2")
@@ -63,6 +72,21 @@ def test_a_renamed_workspace_gets_the_records(tmp_path: Path, data_dir: Path) ->
     assert (body["items"][0]["chunkId"], body["items"][0]["provenance"]) == ("memory:7", "agentkb://ws/ws2/memories/7")
     assert stored.body == snapshot_bytes(body)  # serialised as the snapshot service serialises
     assert not import_archive(get_ports(), _archive(tmp_path / "a.jsonl", record), "ws2").changed
+
+
+def test_the_cli_says_when_a_copy_beside_its_original_got_new_ids(tmp_path: Path, data_dir: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    archive = _archive(tmp_path / "a.jsonl", _snapshot_of_ws1()[1])
+    assert main(["import", str(archive), "--quiet"]) == 0  # ws1 itself: now this engine holds the archive's ids
+    capsys.readouterr()
+    assert main(["import", str(archive), "--workspace", "ws2", "--quiet"]) == 0
+    assert "ids remapped: this engine holds workspace ws1" in capsys.readouterr().out
+    assert main(["import", str(archive), "--workspace", "ws2", "--quiet", "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["idsRemapped"] and not again["changed"]
+    memory = json.loads(get_ports().snapshots.get(snapshot_id_for("ws2", RUN, ATTEMPT)).body)["items"][0]  # type: ignore[union-attr]
+    assert memory["chunkId"] != "memory:7" and memory["provenance"] == "agentkb://ws/ws2/memories/" + memory[
+        "chunkId"].removeprefix("memory:")  # a memory id no record of the archive holds: mapped all the same
 
 
 @pytest.mark.parametrize("damage", ["changed", "truncated", "no manifest", "not an archive"])
