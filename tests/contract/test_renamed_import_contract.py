@@ -2,8 +2,9 @@
 OpenSearch). The original's ids are held, so the copy gets new ones (services/portability/rename.py); every
 reference follows, the copy answers what the original answers, its snapshots live under W2's ids for their
 attempts, a re-import writes nothing and the original is untouched. Into an engine that holds nothing of the
-original, a renamed import keeps every id (its snapshots' aside, which derive from their workspace). An import
-killed between storing a page's memory id map and writing the page finishes under the mapped ids."""
+original, a renamed import keeps every id (its snapshots' aside, which derive from their workspace), and a second
+copy beside that one gets new ids. An import killed between storing a page's memory id map and writing the page
+finishes under the mapped ids."""
 
 from __future__ import annotations
 
@@ -203,6 +204,9 @@ def test_a_renamed_import_into_an_engine_without_the_original_keeps_the_ids(
     assert sorted(s["snapshot_id"] for s in copied["snapshots"]) == sorted(
         snapshot_id_for(W2, s["run_id"], s["attempt_id"]) for s in original["snapshots"])
     assert not import_archive(target, archive, W2).changed
+    # and a second copy from the same archive, beside that one (whose ids are the archive's), gets new ids
+    third = import_archive(target, archive, "ws-third").as_dict()
+    assert third["idsRemapped"] and all(s["verified"] for n, s in third["sections"].items() if n != "keys"), third
 
 
 @pytest.mark.parametrize("engine", ["embedded", "aws"])

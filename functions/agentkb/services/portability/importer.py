@@ -73,7 +73,7 @@ def import_archive(ports: Ports, path: Path, workspace_id: str | None = None,
     source = str(header["workspace"])
     ws = workspace_id or source
     report = ImportReport(ws, source, Tally(), manifest, target_was_empty=_empty(ports, ws))
-    renamer = Renamer.start(ports, source, ws, source != ws and not _empty(ports, source))
+    renamer = Renamer.start(ports, source, ws, source != ws and (not _empty(ports, source) or _held(ports, ws, path)))
     report.ids_remapped = renamer.remap
     report.seconds["verify"] = time.perf_counter() - started
     total = int(manifest["chunks"]["count"])
@@ -107,6 +107,16 @@ def _memory_profile_differs(ports: Ports, header: dict[str, Any]) -> bool:
 def _empty(ports: Ports, ws: str) -> bool:
     return not (ports.catalog.list_knowledge_bases(ws) or ports.archive.memories(ws, 0, 1)
                 or next(iter(ports.archive.snapshot_ids(ws)), None) or next(iter(ports.archive.traces(ws)), None))
+
+
+def _held(ports: Ports, ws: str, path: Path) -> bool:
+    """Whether another workspace than `ws` holds the archive's first knowledge base id (a copy imported before
+    under another name, ids kept): the index version is read by the id alone on both engines."""
+    records = ArchiveReader(path).records()
+    section, record = next(records, ("", {}))
+    records.close()
+    return section == "knowledge_bases" and ports.snapshots.index_version(record["id"]) is not None and \
+        ports.catalog.get_knowledge_base(ws, record["id"]) is None
 
 
 def _verify(ports: Ports, report: ImportReport, kb_names: tuple[str, ...], reembedded: bool,
