@@ -112,9 +112,7 @@ def _empty(ports: Ports, ws: str) -> bool:
 def _held(ports: Ports, ws: str, path: Path) -> bool:
     """Whether another workspace than `ws` holds the archive's first knowledge base id (a copy imported before
     under another name, ids kept): the index version is read by the id alone on both engines."""
-    records = ArchiveReader(path).records()
-    section, record = next(records, ("", {}))
-    records.close()
+    section, record = next(ArchiveReader(path).records(), ("", {}))  # the reader is dropped, its file closed
     return section == "knowledge_bases" and ports.snapshots.index_version(record["id"]) is not None and \
         ports.catalog.get_knowledge_base(ws, record["id"]) is None
 
