@@ -4,6 +4,7 @@ before anything is written, and a record survives the trip byte for byte."""
 from __future__ import annotations
 
 import base64
+import gc
 import io
 import json
 from pathlib import Path
@@ -40,6 +41,28 @@ def test_a_sound_archive_imports_and_a_second_import_writes_nothing(tmp_path: Pa
     assert stored is not None and stored.body == b'{"exact": "bytes"}' and stored.workspace_id == "ws1"
     second = import_archive(get_ports(), archive)
     assert not second.changed and second.tally.present == {"snapshots": 1}
+
+
+def test_the_cyclic_collector_is_off_while_an_import_runs_and_as_it_was_after(tmp_path: Path, data_dir: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    archive = _archive(tmp_path / "a.jsonl")
+    seen: list[bool] = []
+    put = get_ports().snapshots.put_if_absent
+    monkeypatch.setattr(type(get_ports().snapshots), "put_if_absent",
+                        lambda self, snapshot: seen.append(gc.isenabled()) or put(snapshot))
+    assert gc.isenabled()
+    import_archive(get_ports(), archive)
+    assert seen == [False] and gc.isenabled()
+    (tmp_path / "bad.jsonl").write_text('{"hello": "world"}\n', encoding="utf-8")
+    with pytest.raises(BadRequest):  # a failed import puts it back too
+        import_archive(get_ports(), tmp_path / "bad.jsonl")
+    assert gc.isenabled()
+    gc.disable()
+    try:  # and one that was off stays off
+        import_archive(get_ports(), archive)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 RUN, ATTEMPT = "3b7f0c2e-1d4a-4c5b-9e6f-7a8b9c0d1e2f", "5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e8f"
