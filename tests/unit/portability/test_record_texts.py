@@ -19,6 +19,7 @@ from agentkb.services.portability.archive_file import (
     Digests,
     SectionDigest,
     as_written_digests,
+    parse,
     verify_file,
 )
 from agentkb.services.portability.records import (
@@ -107,3 +108,21 @@ def test_a_changed_vector_is_refused_though_the_content_digest_still_agrees(tmp_
         verify_file(tmp_path / "b.jsonl")
     detail = json.loads(json.dumps(refused.value.details))
     assert [d["path"] for d in detail] == ["chunks"]
+
+
+CHUNK_LINE = ('{"r":{"chunk_index":%s,"content":"x%s","content_hash":"h","context":"","document_id":"d",'
+              '"embedding":null,"id":"c","pages":[%s],"secret":false,"token_count":%s},"s":"chunks"}\n')
+
+
+@pytest.mark.parametrize("line", [
+    CHUNK_LINE % (0, "", "1,2", 3), CHUNK_LINE % (123456789012345678901234567890, "", "", 3),
+    CHUNK_LINE % (0, "", "98765432109876543210987", 3), CHUNK_LINE % (0, "", "", "12345678901234567890123"),
+    CHUNK_LINE % (0, "\\ud800", "", 3), CHUNK_LINE % (0, "", "", "NaN"), CHUNK_LINE % (0, "é", "2.5", 3),
+    '{"r":{"big": 123456789012345678901234567890},"s":"memories"}\n'])
+def test_an_archive_line_parses_as_json_parses_it_whichever_parser_reads_it(line: str) -> None:
+    assert repr(parse(line)) == repr(json.loads(line))
+
+
+def test_a_line_json_refuses_is_refused() -> None:
+    with pytest.raises(ValueError):
+        parse('{"torn": ')

@@ -30,10 +30,35 @@ from agentkb.services.portability.records import (
     without_embedding,
 )
 
+try:  # the local extra's parser: an archive line in ~1.2 us instead of ~3 (what it cannot read, json reads)
+    from orjson import loads as _fast_loads
+except ImportError:  # pragma: no cover - an install without the local extra
+    _fast_loads = json.loads  # type: ignore[assignment]
+
 FORMAT = "agentkb-archive"
 VERSION = 1
 SECTIONS = ("knowledge_bases", "documents", "chunks", "memories", "graph_entities", "graph_relations",
             "graph_proofs", "snapshots", "traces", "keys")
+
+
+def parse(line: str) -> Any:
+    """json.loads of an archive line; a chunk's line (most of an archive) by orjson, when what it read is what json
+    reads: orjson refuses NaN and lone surrogates and reads an integer past 64 bits as a float, so a chunk whose
+    integers did not come back as integers is read again by json. Other lines (tags, memories' extra: any JSON)
+    are json's."""
+    if line.endswith(CHUNK_LINE_END):
+        try:
+            item = _fast_loads(line)
+            r = item["r"]
+            if type(r["chunk_index"]) is int and type(r["token_count"]) is int and all(
+                    type(p) is int for p in r["pages"]):
+                return item
+        except (ValueError, KeyError, TypeError):
+            pass
+    return json.loads(line)
+
+
+CHUNK_LINE_END = ',"s":"chunks"}\n'  # how the writer ends a chunk's line
 
 
 @dataclass
@@ -163,7 +188,7 @@ class ArchiveReader:
         self.check_header(next(lines, ""))
         for number, line in enumerate(lines, start=2):
             try:
-                item = json.loads(line)
+                item = parse(line)
             except ValueError as exc:
                 raise BadRequest(f"{self.path}: line {number} is not JSON (a truncated archive?)") from exc
             if "manifest" in item:
@@ -176,20 +201,17 @@ class ArchiveReader:
         raise BadRequest(f"{self.path} has no manifest (a truncated archive?)")
 
 
-_CHUNK_END = b',"s":"chunks"}\n'
-
-
 def as_written_digests(reader: ArchiveReader) -> dict[str, Any] | None:
     """Every section's digests from the records' text as the file holds it (what the writer hashed), read as bytes:
     a chunk line (most of an archive) is hashed without being parsed or decoded; the other records are parsed for
     their content digests. None when a line is not in the writer's form (then the careful pass decides)."""
-    lines = reader.binary_lines()
+    lines, end = reader.binary_lines(), CHUNK_LINE_END.encode("ascii")
     reader.check_header(next(lines, b""))
     digests = Digests()
     chunks = digests.sections["chunks"]
     for line in lines:
-        if line.endswith(_CHUNK_END) and line.startswith(b'{"r":'):  # most lines: one test, one cut, one hash
-            text = line[5:-len(_CHUNK_END)]
+        if line.endswith(end) and line.startswith(b'{"r":'):  # most lines: one test, one cut, one hash
+            text = line[5:-len(end)]
             if (content := without_embedding(text)) is not None:
                 chunks.add_texts(text, content)
                 continue
@@ -206,7 +228,7 @@ def as_written_digests(reader: ArchiveReader) -> dict[str, Any] | None:
         if section not in SECTIONS:
             return None
         try:
-            record = json.loads(decoded := text.decode("utf-8"))
+            record = parse(decoded := text.decode("utf-8"))
         except ValueError:  # UnicodeDecodeError too
             return None
         if not isinstance(record, dict):

@@ -7,7 +7,6 @@ secret or a key hash. Vectors are base64 of little-endian float32, exactly as bo
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import struct
 import sys
@@ -24,6 +23,11 @@ from agentkb.models.memory.detail import MemoryDetail
 from agentkb.models.recall.trace import RecallTrace, TraceItem
 from agentkb.models.snapshot import StoredSnapshot
 from agentkb.ports.archive import ArchivedMemory, ArchivedTrace
+
+try:  # the local extra's SIMD base64: a 384-d vector in ~0.6 us instead of ~2.5 (the same bytes either way)
+    from pybase64 import b64decode, b64encode
+except ImportError:  # pragma: no cover - an install without the local extra: the standard library's
+    from base64 import b64decode, b64encode  # type: ignore[assignment]
 
 Record = dict[str, Any]
 VECTOR_FIELDS = ("embedding", "profile")  # what re-embedding changes: left out of a section's content digest
@@ -90,7 +94,7 @@ def chunk_texts_of(c: Chunk) -> tuple[bytes, bytes] | None:
     if vector is None:
         member = b"null"
     elif isinstance(vector, array) and vector.typecode == "f" and LITTLE:
-        member = b'"' + binascii.b2a_base64(vector.tobytes(), newline=False) + b'"'
+        member = b'"' + b64encode(vector.tobytes()) + b'"'
     else:
         member = b'"' + (pack_vector(vector) or "").encode("ascii") + b'"'
     return _chunk_texts(c.chunk_index, c.content, c.content_hash, c.context, c.document_id, c.id, c.pages, c.secret,
@@ -121,7 +125,7 @@ def pack_vector(vector: Sequence[float] | None) -> str | None:
     if vector is None:
         return None
     if isinstance(vector, array) and vector.typecode == "f" and LITTLE:
-        return base64.b64encode(vector.tobytes()).decode("ascii")
+        return b64encode(vector.tobytes()).decode("ascii")
     return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode("ascii")
 
 
@@ -136,7 +140,7 @@ def unpack_array(text: str | None) -> array[float] | None:
     """A chunk's vector as a float32 array of the decoded bytes: the bulk path stores those bytes as they are."""
     if text is None:
         return None
-    out = array("f", binascii.a2b_base64(text))  # what b64decode calls, without its copy of the text as bytes
+    out = array("f", b64decode(text))
     if not LITTLE:
         out.byteswap()
     return out
