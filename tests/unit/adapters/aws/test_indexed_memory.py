@@ -133,7 +133,8 @@ def test_a_write_indexes_the_truth_and_leaves_an_indexed_marker(aws: AwsEnv) -> 
     methods = [(m, p) for m, p, _ in transport.sent]
     assert methods == [("HEAD", INDEX), ("PUT", INDEX), ("POST", f"{INDEX}/_search"), ("POST", f"{INDEX}/_bulk")]
     lookup, bulk = transport.sent[2][2], transport.sent[3][2]
-    assert lookup["query"] == {"bool": {"filter": [{"terms": {"memory_id": [memory_id]}}]}}
+    assert lookup["query"] == {"bool": {"filter": [{"term": {"workspace_id": WS}},
+                                                   {"terms": {"memory_id": [memory_id]}}]}}
     assert bulk[0] == {"index": {"_index": "agentkb-memories-4"}}
     assert bulk[1]["memory_id"] == memory_id and bulk[1]["workspace_id"] == WS and bulk[1]["superseded"] == 0
     assert bulk[1]["name"] == "runbook" and len(bulk[1]["embedding"]) == 4 and "project_id" not in bulk[1]
@@ -304,3 +305,29 @@ def test_with_an_index_that_ignores_every_filter_the_recheck_alone_gives_the_dyn
         assert store.vector_search(sc, query, 50) == store.truth.vector_search(sc, query, 50), sc
         assert store.vector_search(sc, query, 3, {5: 0.5, 11: 0.5}) == \
             store.truth.vector_search(sc, query, 3, {5: 0.5, 11: 0.5}), sc
+
+
+def test_a_memory_id_names_a_memory_within_its_workspace_in_the_index() -> None:
+    """An import keeps an archive's memory ids, which another workspace of the stack may hold (DynamoDB keys them
+    per workspace): writing or forgetting one workspace's memory leaves the other's document in the index."""
+    from testkit.fake_opensearch import FakeOpenSearch
+
+    index = OpenSearchMemoryIndex(JsonClient(FakeOpenSearch(), sleep=lambda _: None), prefix="agentkb",
+                                  generation="classic")
+
+    def document(ws: str, body: str) -> dict[str, Any]:
+        return {"memory_id": 7, "workspace_id": ws, "name": "runbook", "description": "", "body": body,
+                "embedding": [1.0, 0.0, 0.0, 0.0], "vis_rank": 0, "sensitivity": 0, "confirmed": 1, "stale": 0,
+                "superseded": 0, "updated_at": NOW}
+
+    def found(ws: str) -> list[tuple[int, str]]:
+        _, answer = index.client.call("POST", f"{INDEX}/_search", {"size": 10, "query": {"bool": {"filter": [
+            {"term": {"workspace_id": ws}}]}}}, operation="test")
+        return [(h["_source"]["memory_id"], h["_source"]["body"]) for h in answer["hits"]["hits"]]
+
+    index.replace(4, [document("ws-a", "deploy from ws-a")])
+    index.replace(4, [document("ws-b", "deploy from ws-b")])
+    index.replace(4, [document("ws-b", "deploy again from ws-b")])  # a new revision replaces only ws-b's
+    assert found("ws-a") == [(7, "deploy from ws-a")] and found("ws-b") == [(7, "deploy again from ws-b")]
+    index.remove(4, "ws-b", [7])
+    assert found("ws-a") == [(7, "deploy from ws-a")] and found("ws-b") == []

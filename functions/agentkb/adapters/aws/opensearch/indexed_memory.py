@@ -118,7 +118,7 @@ class IndexedMemoryStore:
         deleted = self.truth.delete(workspace_id, memory_id)
         if deleted and dimension is not None:
             try:
-                self.index.remove(dimension, deleted)
+                self.index.remove(dimension, workspace_id, deleted)
             except (DomainError, DependencyError) as exc:  # the re-check drops hits of deleted memories anyway
                 log.warning("memory index delete failed", extra={"workspace_id": workspace_id, "error": _code(exc)})
         return deleted

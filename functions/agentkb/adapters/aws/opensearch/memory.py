@@ -4,7 +4,7 @@ A projection of the DynamoDB memory table (the truth), used only to find candida
 over name/description/body, each with the compiled recall eligibility predicate (models/eligibility.py) translated
 to DSL inside the query (an absent field behaves like SQL NULL). Documents carry our key in
 the `memory_id` field (no custom `_id` on vector collections); a memory's document is replaced by looking its
-`_id`s up by term and deleting them in the same bulk request that indexes the new version.
+`_id`s up by workspace and memory id and deleting them in the same bulk request that indexes the new version.
 """
 
 from __future__ import annotations
@@ -91,18 +91,21 @@ class OpenSearchMemoryIndex:
         if name not in self._known:
             ensure_index(self.client, name, memory_index_body(dimension, self.generation))
             self._known.add(name)
-        ids = [d["memory_id"] for d in documents]
-        old = list(lookup_ids(self.client, name, [{"terms": {"memory_id": ids}}], "memory_id")) if ids else []
+        by_workspace: dict[str, list[int]] = {}
+        for d in documents:
+            by_workspace.setdefault(d["workspace_id"], []).append(d["memory_id"])
+        old = [i for ws, ids in by_workspace.items() for i in lookup_ids(self.client, name, _of(ws, ids), "memory_id")]
         lines: list[dict[str, Any]] = [{"delete": {"_index": name, "_id": i}} for i in old]
         for document in documents:
             lines += [{"index": {"_index": name}}, document]
         if lines:
             bulk(self.client, name, lines)
 
-    def remove(self, dimension: int, memory_ids: Sequence[int]) -> None:
-        """Delete every document of these memories (a forgotten memory leaves nothing in the index)."""
+    def remove(self, dimension: int, workspace_id: str, memory_ids: Sequence[int]) -> None:
+        """Delete every document of these memories of the workspace (a forgotten memory leaves nothing in the
+        index)."""
         name = self._name(dimension)
-        old = list(lookup_ids(self.client, name, [{"terms": {"memory_id": list(memory_ids)}}], "memory_id"))
+        old = list(lookup_ids(self.client, name, _of(workspace_id, memory_ids), "memory_id"))
         if old:
             bulk(self.client, name, [{"delete": {"_index": name, "_id": i}} for i in old])
 
@@ -128,3 +131,9 @@ class OpenSearchMemoryIndex:
             "must": [{"multi_match": {"query": text, "fields": list(TEXT_FIELDS)}}],
             "filter": eligibility_dsl(scope)}}}
         return self._search(dimension, body, "memory_lexical_search")
+
+
+def _of(workspace_id: str, memory_ids: Sequence[int]) -> list[dict[str, Any]]:
+    """The filter of these memories' documents in one workspace: a memory id names a memory within its workspace
+    (the DynamoDB items are the workspace's; an import keeps an archive's ids, which another workspace may hold)."""
+    return [{"term": {"workspace_id": workspace_id}}, {"terms": {"memory_id": list(memory_ids)}}]
