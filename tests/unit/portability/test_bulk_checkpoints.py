@@ -71,3 +71,28 @@ def test_inside_a_batch_no_commit_checkpoints_and_a_failed_batch_restores_the_se
     assert inside == [0, 0]
     assert _setting(index) == before
     assert index.db.connection().execute("SELECT count(*) FROM documents WHERE id LIKE 'b%'").fetchone()[0] == 0
+
+
+def _copied(index: SqliteIndex) -> tuple[int, int, int]:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        done = index.checkpoints.done
+        if done is not None and done[1] == done[2] and not index.checkpoints._wanted.is_set():
+            return done
+        time.sleep(0.01)
+    raise AssertionError(f"no complete checkpoint: {index.checkpoints.done}")
+
+
+def test_every_few_batches_the_writer_lets_the_thread_catch_up_so_the_wal_starts_over(tmp_path: Path) -> None:
+    index = _index(tmp_path)
+    every = index.checkpoints.CATCH_UP_EVERY
+    index.write_documents(KB_A, _items("a", 200))
+    one_batch = _copied(index)[1]
+    for n in range(1, every):  # the first catch-up waits after batch `every`
+        index.write_documents(KB_A, _items(f"b{n}-", 200))
+    assert index.checkpoints._caught_up.is_set()  # it waited for a checkpoint that copied every frame
+    index.write_documents(KB_A, _items("c", 200))
+    frames = _copied(index)[1]
+    assert frames <= 1.5 * one_batch  # the WAL started over: one batch in it, not `every + 1`
+    wal = tmp_path / "bulk.sqlite3-wal"
+    assert wal.stat().st_size <= (every + 1.5) * one_batch * 4_120  # frames of 4 KiB pages and their headers
