@@ -85,7 +85,7 @@ def _copied(index: SqliteIndex) -> tuple[int, int, int]:
 
 def test_every_few_batches_the_writer_lets_the_thread_catch_up_so_the_wal_starts_over(tmp_path: Path) -> None:
     index = _index(tmp_path)
-    every = index.checkpoints.CATCH_UP_EVERY
+    every = index.checkpoints.CATCH_UP_EVERY = 4  # in this test's batches
     index.write_documents(KB_A, _items("a", 200))
     one_batch = _copied(index)[1]
     for n in range(1, every):  # the first catch-up waits after batch `every`

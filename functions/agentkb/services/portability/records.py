@@ -160,8 +160,11 @@ def kb_from(record: Record, workspace_id: str, profile: EmbeddingProfile | None 
                          record["secret_policy"])
 
 
+_DOCUMENT_FIELDS = tuple(f.name for f in fields(Document) if f.name != "workspace_id")
+
+
 def document_record(document: Document, content: str | None) -> Record:
-    out = {f.name: getattr(document, f.name) for f in fields(document) if f.name != "workspace_id"}
+    out = {name: getattr(document, name) for name in _DOCUMENT_FIELDS}
     out["content"] = content  # not asdict: a record is only serialised, nothing in it needs copying
     out["secret_chunks"] = None if document.secret_chunks is None else list(document.secret_chunks)
     return out
