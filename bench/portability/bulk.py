@@ -8,7 +8,7 @@ The import runs in its own process (its peak RSS is its own) and reports the imp
 read of the file, the writes, the read-back verification, and then the first BM25 and kNN searches (where the
 tantivy indexes and the vector table catch up from the change logs).
 
-    .venv/bin/python -m bench.portability.bulk --chunks 100000 [--workdir DIR] [--keep]
+    .venv/bin/python -m bench.portability.bulk --chunks 100000 [--workdir DIR] [--keep] [--import-only]
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ class _Model:
         raise AssertionError("the bulk path embeds nothing")
 
 
-def load(archive: Path, data: Path) -> dict[str, Any]:
+def load(archive: Path, data: Path, searches: bool = True) -> dict[str, Any]:
     """Import the archive into `data` (empty); the importer's report with the rates of its phases."""
     os.environ.update({"AGENTKB_DATA_DIR": str(data), "AGENTKB_BACKEND": "embedded",
                        "POWERTOOLS_METRICS_DISABLED": "true", "POWERTOOLS_TRACE_DISABLED": "true"})
@@ -98,7 +98,8 @@ def load(archive: Path, data: Path) -> dict[str, Any]:
     chunks = report.tally.written["chunks"]
     assert report.tally.reembedded == 0 and "chunks" in report.verified, report.as_dict()
     phases = {name: round(s, 2) for name, s in report.seconds.items()}
-    phases.update(_first_searches(ports))
+    if searches:
+        phases.update(_first_searches(ports))
     return {"chunks": chunks, "documents": report.tally.written["documents"], "seconds": round(seconds, 2),
             "chunksPerSecond": round(chunks / seconds), "phases": phases,
             "writeChunksPerSecond": round(chunks / report.seconds["write"]),
@@ -126,10 +127,11 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=100_000)
     parser.add_argument("--workdir", type=Path, help="where the archive and the data dir go (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the workdir")
+    parser.add_argument("--import-only", action="store_true", help="no first searches after the import (its RSS alone)")
     parser.add_argument("--load", nargs=2, type=Path, metavar=("ARCHIVE", "DATA"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.load:
-        print(json.dumps(load(*args.load)))
+        print(json.dumps(load(*args.load, searches=not args.import_only)))
         return
     work = args.workdir or Path(tempfile.mkdtemp(prefix="agentkb-bulk-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -141,7 +143,8 @@ def main() -> None:
               file=sys.stderr)
     data = work / "data"
     shutil.rmtree(data, ignore_errors=True)
-    done = subprocess.run([sys.executable, "-m", "bench.portability.bulk", "--load", str(archive), str(data)],
+    done = subprocess.run([sys.executable, "-m", "bench.portability.bulk", "--load", str(archive), str(data),
+                           *(["--import-only"] if args.import_only else [])],
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:
         sys.exit(f"import failed: {done.stderr[-3000:]}")
