@@ -94,3 +94,31 @@ def test_the_sweep_removes_old_orphans_only(cli: Any, data_dir: Path, tmp_path: 
     assert (done["examined"], done["removed"]) == (3, 2)
     assert set(cached(data_dir)) == live | {"c" * 64}
     assert cli("kb", "sweep-cache", "--json")["removed"] == 0
+
+
+def test_the_release_finds_a_texts_chunks_by_the_hash_prefix_index_and_older_files_get_it(tmp_path: Path) -> None:
+    """The release's lookup (`SAME_TEXT`) searches the prefix index, never scans the chunks (a scan per dropped
+    chunk at a million chunks); a database made with the whole-hash index loses it and gains the prefix one."""
+    from agentkb.adapters.embedded.sqlite.db import Database
+    from agentkb.adapters.embedded.sqlite.embedding_cache import SAME_TEXT
+
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as old:  # what an earlier version left: the chunks table and the whole-hash index
+        old.execute("CREATE TABLE chunks (rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, workspace_id TEXT"
+                    " NOT NULL, knowledge_base_id TEXT NOT NULL, document_id TEXT NOT NULL, chunk_index INTEGER NOT"
+                    " NULL, content TEXT NOT NULL, token_count INTEGER NOT NULL, content_hash TEXT NOT NULL,"
+                    " embedding BLOB)")
+        old.execute("CREATE INDEX chunks_content_hash ON chunks (content_hash)")
+    conn = Database(path).connection()
+    indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'chunks'")}
+    assert "chunks_text_key" in indexes and "chunks_content_hash" not in indexes
+    plan = " ".join(str(r[-1]) for r in conn.execute(
+        f"EXPLAIN QUERY PLAN SELECT 1 FROM chunks WHERE {SAME_TEXT} AND context = ?", ("ab" * 32, "ab" * 32, "")))
+    assert "USING INDEX chunks_text_key" in plan and "SCAN" not in plan, plan
+    digest = "0123456789ab" + "f" * 52
+    conn.execute("INSERT INTO chunks (id, workspace_id, knowledge_base_id, document_id, chunk_index, content,"
+                 " token_count, content_hash) VALUES ('c', 'w', 'k', 'd', 0, 'x', 1, ?)", (digest,))
+    same_prefix = "0123456789ab" + "e" * 52  # the prefix finds it; the whole hash decides
+    assert conn.execute(f"SELECT count(*) FROM chunks WHERE {SAME_TEXT} AND context = ''", (digest, digest)).fetchone()[0] == 1
+    assert conn.execute(f"SELECT count(*) FROM chunks WHERE {SAME_TEXT} AND context = ''",
+                        (same_prefix, same_prefix)).fetchone()[0] == 0

@@ -19,7 +19,7 @@ import numpy as np
 
 from agentkb.adapters.embedded.sqlite import catalog, embedding_cache  # noqa: F401  (their tables come first)
 from agentkb.adapters.embedded.sqlite.db import Database, register_schema
-from agentkb.adapters.embedded.sqlite.embedding_cache import vector_key
+from agentkb.adapters.embedded.sqlite.embedding_cache import SAME_TEXT, vector_key
 from agentkb.errors import Conflict, NotFound
 from agentkb.models.domain import Chunk, Document, EmbeddingProfile, KnowledgeBase
 
@@ -113,10 +113,10 @@ class SqliteShadowGenerations:
                 "SELECT content, context, content_hash FROM chunks WHERE knowledge_base_id = ?", (kb.id,))}
             conn.executemany(
                 "DELETE FROM embedding_cache WHERE profile = ? AND content_hash = ? AND NOT EXISTS"
-                " (SELECT 1 FROM chunks c JOIN knowledge_bases k ON k.id = c.knowledge_base_id"
-                "  WHERE c.content_hash = ? AND c.context = ? AND k.embedding_model = ?"
+                " (SELECT 1 FROM chunks JOIN knowledge_bases k ON k.id = chunks.knowledge_base_id"
+                f"  WHERE {SAME_TEXT} AND chunks.context = ? AND k.embedding_model = ?"
                 "  AND k.embedding_dimension = ?)",
-                [(old.key, key, content_hash, context, old.model, old.dimension)
+                [(old.key, key, content_hash, content_hash, context, old.model, old.dimension)
                  for key, (content_hash, context) in keys.items()])
 
 
