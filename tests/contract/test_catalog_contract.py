@@ -128,6 +128,34 @@ def test_a_documents_identity_status_and_text_read_back(ports: Ports) -> None:
     assert ports.catalog.document_content("kb-1", "doc-404") is None
 
 
+def test_many_documents_texts_and_chunks_read_back_in_one_call_each(ports: Ports) -> None:
+    """What export reads a group of documents with (services/portability/export.py): each document's text and
+    its chunks by chunk index; a document without text or chunks, another KB's or an unknown id is absent."""
+    base, other = kb("kb-1", "Runbooks"), kb("kb-2", "Notes")
+    for item in (base, other):
+        ports.catalog.create_knowledge_base(item)
+    written = {}
+    for d in range(3):
+        doc, _ = document(base, f"doc-{d}", f"guide-{d}.md", content=f"Text {d}.", chunk_count=3)
+        chunks = [Chunk(f"doc-{d}:1:{i}", doc.id, i, f"part {i} of {d}", 3, f"hash-{d}-{i}", [1.0, 0.0, 0.0, float(i)])
+                  for i in (2, 0, 1)]  # written out of order: read back by chunk index
+        ports.index.write_document(base, doc, chunks)
+        written[doc.id] = sorted(chunks, key=lambda c: c.chunk_index)
+    untexted, chunks = document(base, "doc-bare", "bare.md")
+    ports.index.write_document(base, untexted, chunks)
+    foreign, foreign_chunks = document(other, "doc-foreign", "foreign.md", content="Elsewhere.")
+    ports.index.write_document(other, foreign, foreign_chunks)
+    ids = ["doc-2", "doc-0", "doc-bare", "doc-foreign", "doc-404", "doc-1"]
+    assert ports.catalog.document_contents("kb-1", ids) == {"doc-0": "Text 0.", "doc-1": "Text 1.", "doc-2": "Text 2."}
+    found = ports.archive.document_chunks(base, ids)
+    assert set(found) == {"doc-0", "doc-1", "doc-2", "doc-bare"}
+    for doc_id, chunks in written.items():
+        assert [(c.id, c.chunk_index, c.content, c.content_hash) for c in found[doc_id]] == \
+            [(c.id, c.chunk_index, c.content, c.content_hash) for c in chunks]
+        assert [list(c.embedding or []) for c in found[doc_id]] == [list(c.embedding or []) for c in chunks]
+    assert ports.archive.document_chunks(base, []) == {} and ports.catalog.document_contents("kb-1", []) == {}
+
+
 def test_documents_are_found_by_source_path_within_their_knowledge_base(ports: Ports) -> None:
     # Given documents read from files (one path twice, as the old bulk ingest could leave it) in two KBs
     base, other = kb("kb-1", "Runbooks"), kb("kb-2", "Notes")

@@ -127,7 +127,8 @@ def test_a_workspace_moving_up_is_re_embedded_by_the_stack(aws_backend: Any, dat
     assert all(s["verified"] for name, s in report["sections"].items() if name != "keys"), report
     moved = stack.catalog.get_knowledge_base("ws1", kb.id)
     assert moved is not None and (moved.profile.model, moved.profile.dimension) == (SameModel.model_id, 256)
-    (chunk,) = stack.archive.document_chunks(moved, stack.catalog.list_documents(kb.id, 1)[0][0].id)
+    document_id = stack.catalog.list_documents(kb.id, 1)[0][0].id
+    (chunk,) = stack.archive.document_chunks(moved, [document_id])[document_id]
     assert chunk.embedding == pytest.approx(hashed_embedding(f"{chunk.context}\n{chunk.content}", 256), abs=1e-6)
     hits = stack.index.vector_search(IndexQuery("ws1", (kb.id,), vector=SameModel().embed_query(
         f"{chunk.context}\n{chunk.content}"), limit_per_kb=3))

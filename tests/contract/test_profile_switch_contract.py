@@ -68,7 +68,7 @@ def _embedded_with(bundle: Any, kb: KnowledgeBase, embedder: HashedEmbedder) -> 
     docs, _ = bundle.catalog.list_documents(kb.id, 50)
     out = {}
     for d in docs:
-        chunks = bundle.archive.document_chunks(kb, d.id)
+        chunks = bundle.archive.document_chunks(kb, [d.id]).get(d.id, [])
         out[d.name] = bool(chunks) and all(
             c.embedding is not None and len(c.embedding) == embedder.dimension and c.embedding == pytest.approx(
                 hashed_embedding(embedder.salt + (f"{c.context}\n{c.content}" if c.context else c.content),

@@ -42,7 +42,7 @@ def _seed(bundle: Any) -> Any:
 
 def _vectors(bundle: Any, kb: Any) -> dict[str, list[float] | None]:
     docs, _ = bundle.catalog.list_documents(kb.id, 10)
-    return {c.id: c.embedding for d in docs for c in bundle.archive.document_chunks(kb, d.id)}
+    return {c.id: c.embedding for d in docs for c in bundle.archive.document_chunks(kb, [d.id]).get(d.id, [])}
 
 
 def test_reindex_rebuilds_the_vectors_from_the_stored_text(ports: Any, request: pytest.FixtureRequest) -> None:
@@ -59,7 +59,7 @@ def test_reindex_rebuilds_the_vectors_from_the_stored_text(ports: Any, request: 
     assert set(after) == set(before)  # the same chunks (ids: document, revision, index)
     docs = {d.id: d for d in bundle.catalog.list_documents(kb.id, 10)[0]}
     for d in docs.values():
-        for chunk in bundle.archive.document_chunks(kb, d.id):
+        for chunk in bundle.archive.document_chunks(kb, [d.id]).get(d.id, []):
             text = f"{chunk.context}\n{chunk.content}" if chunk.context else chunk.content
             assert chunk.embedding == pytest.approx(hashed_embedding("v2:" + text, 256), abs=1e-6)
     hits = bundle.index.lexical_search(IndexQuery("ws1", (kb.id,), text="payments retried", limit_per_kb=3))

@@ -41,8 +41,10 @@ class ArchivedTrace:
 class WorkspaceArchive(Protocol):
     """Reads every record of a workspace in a stable order, page by page, and writes records back by id."""
 
-    def document_chunks(self, kb: KnowledgeBase, document_id: str) -> list[Chunk]:
-        """The document's chunks as stored (vectors included), by chunk index."""
+    def document_chunks(self, kb: KnowledgeBase, document_ids: Sequence[str]) -> dict[str, list[Chunk]]:
+        """Each of these documents' chunks as stored (vectors included), by chunk index, in one read where the
+        store can (a document without chunks is absent). The caller bounds how many chunks that is (by the
+        documents' chunk counts: export.py)."""
         ...
 
     def memories(self, workspace_id: str, after_id: int, limit: int) -> list[ArchivedMemory]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # annotations only: keeps the handlers' cold import light
-    from collections.abc import Collection
+    from collections.abc import Collection, Sequence
 
     from agentkb.models.domain import Document, KnowledgeBase
 
@@ -35,6 +35,10 @@ class Catalog(Protocol):
 
     def document_content(self, kb_id: str, document_id: str) -> str | None:
         """The document's full text as last written (None when unknown or never stored)."""
+        ...
+
+    def document_contents(self, kb_id: str, document_ids: Sequence[str]) -> dict[str, str]:
+        """document_content of each of these documents, in one read where the store can (absent: None there)."""
         ...
 
     def delete_knowledge_base(self, kb: KnowledgeBase) -> None:

@@ -68,4 +68,4 @@ def test_on_aws_the_kb_moves_to_another_titan_dimension(run: Any, kb: None, engi
     assert kb is not None
     tax = ports.catalog.find_document_by_name(kb.id, "tax.md")
     assert tax is not None
-    assert {len(c.embedding or []) for c in ports.archive.document_chunks(kb, tax.id)} == {512}
+    assert {len(c.embedding or []) for c in ports.archive.document_chunks(kb, [tax.id])[tax.id]} == {512}

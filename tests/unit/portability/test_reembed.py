@@ -79,7 +79,8 @@ def test_a_different_profile_is_re_embedded_in_whole_batches(tmp_path: Path, dat
     assert target.batches[-1] == 1  # the memory's own batch, after the chunks
     kb = ports.catalog.list_knowledge_bases("ws1")[0]
     assert (kb.profile.model, kb.profile.dimension) == ("model-b", 16)
-    stored = ports.archive.document_chunks(kb, ports.catalog.list_documents(kb.id, 1)[0][0].id)
+    document_id = ports.catalog.list_documents(kb.id, 1)[0][0].id
+    stored = ports.archive.document_chunks(kb, [document_id])[document_id]
     text = f"{stored[0].context}\n{stored[0].content}" if stored[0].context else stored[0].content
     assert stored[0].embedding == pytest.approx(hashed_embedding(text, 16), abs=1e-6)
     found = _search(ports, kb.id, text)  # its own text: cosine 1 under the new vectors, so it ranks first

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentkb.errors import NotFound
-from agentkb.models.domain import Chunk, KnowledgeBase
+from agentkb.models.domain import Chunk, Document, KnowledgeBase
 from agentkb.models.graph.records import RelationRecord
 from agentkb.services.portability import records as rec
 from agentkb.services.portability.archive_file import ArchiveWriter
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from agentkb.composition import Ports
 
 PAGE = 200
+CHUNKS_PER_READ = 2_000  # ~5 MB of 384-d chunks a read (each document's text and chunks by ids: _by_chunks)
 
 
 @dataclass(frozen=True)
@@ -67,12 +68,27 @@ def _documents(ports: Ports, kb: KnowledgeBase) -> Iterator[tuple[str, Record | 
     cursor: str | None = None
     while True:
         page, cursor = ports.catalog.list_documents(kb.id, PAGE, cursor)
-        for document in page:
-            yield "documents", rec.document_record(document, ports.catalog.document_content(kb.id, document.id))
-            for chunk in ports.archive.document_chunks(kb, document.id):
-                yield "chunks", chunk
+        for group in _by_chunks(page):
+            ids = [d.id for d in group]
+            texts, chunks = ports.catalog.document_contents(kb.id, ids), ports.archive.document_chunks(kb, ids)
+            for document in group:
+                yield "documents", rec.document_record(document, texts.get(document.id))
+                yield from (("chunks", chunk) for chunk in chunks.get(document.id, ()))
         if cursor is None:
             return
+
+
+def _by_chunks(page: Sequence[Document]) -> Iterator[Sequence[Document]]:
+    """Consecutive documents of a page whose chunks (by their registered counts) are read together: at most
+    CHUNKS_PER_READ in a read, or one document with more (what a read holds stays bounded however big they are)."""
+    start, chunks = 0, 0
+    for at, document in enumerate(page):
+        if at > start and chunks + document.chunk_count > CHUNKS_PER_READ:
+            yield page[start:at]
+            start, chunks = at, 0
+        chunks += document.chunk_count
+    if start < len(page):
+        yield page[start:]
 
 
 def _memories(ports: Ports, ws: str) -> Iterator[tuple[str, Record]]:

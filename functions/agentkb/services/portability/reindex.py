@@ -97,7 +97,7 @@ def _rebuild(ports: Ports, kb: KnowledgeBase, embedder: Embedder, document: Docu
         pieces, vectors = prepare(deps, kb, content)
         chunks = _chunks(document, pieces, vectors)
     else:  # stored before documents kept their text: the chunks are the record
-        chunks = _reembedded(ports.archive.document_chunks(kb, document.id), embedder)
+        chunks = _reembedded(ports.archive.document_chunks(kb, [document.id]).get(document.id, []), embedder)
     try:
         ports.index.write_document(kb, replace(document, content=content, chunk_count=len(chunks)), chunks,
                                    replaces=document.revision)
@@ -159,7 +159,7 @@ def _switch(ports: Ports, kb: KnowledgeBase, embedder: Embedder, target: Embeddi
 def _stage(ports: Ports, kb: KnowledgeBase, embedder: Embedder, target: EmbeddingProfile, document: Document) -> int:
     """The document's live chunks embedded under `target`, written into the shadow generation (from its stored
     text when the index lost its chunks)."""
-    chunks = _reembedded(ports.archive.document_chunks(kb, document.id), embedder)
+    chunks = _reembedded(ports.archive.document_chunks(kb, [document.id]).get(document.id, []), embedder)
     if not chunks:
         content = ports.catalog.document_content(kb.id, document.id)
         if content:

@@ -46,8 +46,8 @@ class AwsWorkspaceArchive:
         self.memory, self.snapshots, self.chunks = memory, snapshots, chunks
         self.synced = synced  # the OpenSearch memory index's sync, when one is attached
 
-    def document_chunks(self, kb: KnowledgeBase, document_id: str) -> list[Chunk]:
-        result: list[Chunk] = self.chunks.document_chunks(kb, document_id)
+    def document_chunks(self, kb: KnowledgeBase, document_ids: Sequence[str]) -> dict[str, list[Chunk]]:
+        result: dict[str, list[Chunk]] = self.chunks.document_chunks(kb, document_ids)
         return result
 
     # -- memories -----------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ which a concurrent write of the name may be putting).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentkb.adapters.aws.dynamodb.tables import DynamoDbTable, get_n, get_s, guarded, key, n, s
@@ -96,12 +96,21 @@ class DocumentItems(DynamoDbTable):
 
     def document_content(self, kb_id: str, document_id: str) -> str | None:
         record = self.get_item(f"KB#{kb_id}", f"DOC#{document_id}")
-        if record is None or "text_parts" not in record:
-            return None
-        prefix = f"DOCTEXT#{document_id}#{get_n(record, 'revision', 1)}#"
-        keys = [key(f"KB#{kb_id}", f"{prefix}{i:05d}") for i in range(get_n(record, "text_parts"))]
-        parts = {i["sk"]["S"]: get_s(i, "text") or "" for i in self.batch_get(keys, consistent=True)}
-        return "".join(parts.get(k["sk"]["S"], "") for k in keys)
+        return None if record is None else self._texts(kb_id, [record]).get(document_id)
+
+    def document_contents(self, kb_id: str, document_ids: Sequence[str]) -> dict[str, str]:
+        records = self.batch_get([key(f"KB#{kb_id}", f"DOC#{d}") for d in dict.fromkeys(document_ids)],
+                                 consistent=True)
+        return self._texts(kb_id, records)
+
+    def _texts(self, kb_id: str, records: Sequence[dict[str, Any]]) -> dict[str, str]:
+        """The text of each document record that has one, every part read in one batch (pages of 100 keys)."""
+        keys = {get_s(r, "document_id") or "": [
+            key(f"KB#{kb_id}", f"DOCTEXT#{get_s(r, 'document_id')}#{get_n(r, 'revision', 1)}#{i:05d}")
+            for i in range(get_n(r, "text_parts"))] for r in records if "text_parts" in r}
+        parts = {i["sk"]["S"]: get_s(i, "text") or "" for i in self.batch_get(
+            [k for part_keys in keys.values() for k in part_keys], consistent=True)}
+        return {doc: "".join(parts.get(k["sk"]["S"], "") for k in part_keys) for doc, part_keys in keys.items()}
 
     def list_documents(self, kb_id: str, limit: int, cursor: str | None = None) -> tuple[list[Document], str | None]:
         """A page of the KB's documents in name order, as the embedded catalog pages them: the DOCNAME# pointers

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from agentkb.adapters.aws.errors import is_index_missing
@@ -17,8 +18,13 @@ class OpenSearchChunkReader:
         self.client = client
         self.prefix = prefix
 
-    def document_chunks(self, kb: KnowledgeBase, document_id: str) -> list[Chunk]:
-        """The chunks of the document's newest revision in the index, by chunk index."""
+    def document_chunks(self, kb: KnowledgeBase, document_ids: Sequence[str]) -> dict[str, list[Chunk]]:
+        """The chunks of each document's newest revision in the index, by chunk index: a search per document (a
+        document's chunks fit one result window; several documents' might not)."""
+        found = {document_id: self._chunks(kb, document_id) for document_id in dict.fromkeys(document_ids)}
+        return {document_id: chunks for document_id, chunks in found.items() if chunks}
+
+    def _chunks(self, kb: KnowledgeBase, document_id: str) -> list[Chunk]:
         body = {"size": MAX_CHUNKS, "sort": [{"chunk_index": "asc"}], "query": {"bool": {"filter": [
             {"term": {"workspace_id": kb.workspace_id}}, {"term": {"knowledge_base_id": kb.id}},
             {"term": {"document_id": document_id}}, {"exists": {"field": "chunk_id"}}]}}}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 from agentkb.adapters.embedded.sqlite.db import Database, register_schema
 from agentkb.errors import Conflict, RevisionConflict
@@ -180,6 +180,15 @@ class SqliteCatalog:
         row = self.db.connection().execute("SELECT content FROM documents WHERE id = ? AND knowledge_base_id = ?",
                                            (document_id, kb_id)).fetchone()
         return row["content"] if row else None
+
+    def document_contents(self, kb_id: str, document_ids: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for start in range(0, len(document_ids), _SQL_VARIABLES):
+            part = list(document_ids[start:start + _SQL_VARIABLES])
+            out.update((r[0], r[1]) for r in self.db.connection().execute(
+                f"SELECT id, content FROM documents WHERE knowledge_base_id = ? AND content IS NOT NULL AND id IN"
+                f" ({', '.join('?' * len(part))})", (kb_id, *part)))
+        return out
 
     def delete_knowledge_base(self, kb: KnowledgeBase) -> None:
         """The KB and its document registry, in one transaction (the index removed the chunks first)."""
