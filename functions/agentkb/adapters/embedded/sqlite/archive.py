@@ -45,6 +45,9 @@ CREATE TABLE IF NOT EXISTS archive_memory_ids (
   new_id INTEGER NOT NULL UNIQUE, PRIMARY KEY (source_workspace_id, workspace_id, old_id)) WITHOUT ROWID;
 """)
 _IDS = "(SELECT value FROM json_each(?))"  # a list of ids as one JSON parameter: no limit on how many
+CHUNKS_OF_DOCUMENTS = (  # by the documents' index: `+` keeps SQLite off the KB's, a scan of all its chunks
+    "SELECT id, document_id, chunk_index, content, token_count, content_hash, embedding, pages, context, secret"
+    f" FROM chunks WHERE +knowledge_base_id = ? AND document_id IN {_IDS} ORDER BY document_id, chunk_index")
 
 
 def _chunk(row: tuple[Any, ...]) -> Chunk:
@@ -65,10 +68,7 @@ class SqliteWorkspaceArchive:
         cursor = self.db.connection().cursor()
         cursor.row_factory = None  # plain tuples: a Row per chunk costs more than the chunk
         out: dict[str, list[Chunk]] = {}
-        for row in cursor.execute(
-                "SELECT id, document_id, chunk_index, content, token_count, content_hash, embedding, pages, context,"
-                f" secret FROM chunks WHERE knowledge_base_id = ? AND document_id IN {_IDS}"
-                " ORDER BY document_id, chunk_index", (kb.id, json.dumps(list(document_ids)))):
+        for row in cursor.execute(CHUNKS_OF_DOCUMENTS, (kb.id, json.dumps(list(document_ids)))):
             out.setdefault(row[1], []).append(_chunk(row))
         return out
 

@@ -54,6 +54,11 @@ CREATE INDEX IF NOT EXISTS chunks_document ON chunks (document_id);
 _SQL_VARIABLES = 500  # per IN (...) list: well below SQLite's limit of host parameters
 
 
+# By the primary key: `+` keeps SQLite off the KB's indexes, which it picks for a long id list (a scan of every
+# document of the KB per read: a 1M-chunk import's read-back took 190 s instead of 8).
+CONTENTS_OF_DOCUMENTS = ("SELECT id, content FROM documents WHERE +knowledge_base_id = ? AND content IS NOT NULL"
+                         " AND id IN (SELECT value FROM json_each(?))")
+
 # Every document column but its text: registry reads stay small however big the documents are.
 DOCUMENT_COLUMNS = ("id, knowledge_base_id, workspace_id, name, source_url, content_hash, tags, chunk_count,"
                     " token_count, created_at, revision, source_path, status, error, secret_chunks")
@@ -182,13 +187,8 @@ class SqliteCatalog:
         return row["content"] if row else None
 
     def document_contents(self, kb_id: str, document_ids: Sequence[str]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for start in range(0, len(document_ids), _SQL_VARIABLES):
-            part = list(document_ids[start:start + _SQL_VARIABLES])
-            out.update((r[0], r[1]) for r in self.db.connection().execute(
-                f"SELECT id, content FROM documents WHERE knowledge_base_id = ? AND content IS NOT NULL AND id IN"
-                f" ({', '.join('?' * len(part))})", (kb_id, *part)))
-        return out
+        return {r[0]: r[1] for r in self.db.connection().execute(CONTENTS_OF_DOCUMENTS,
+                                                                 (kb_id, json.dumps(list(document_ids))))}
 
     def delete_knowledge_base(self, kb: KnowledgeBase) -> None:
         """The KB and its document registry, in one transaction (the index removed the chunks first)."""
