@@ -133,7 +133,7 @@ def run_import(args: argparse.Namespace, ports: Ports) -> int:
 
 def run_forget(args: argparse.Namespace, ports: Ports) -> int:
     """Forget the principal on the configured engine; print what went."""
-    from agentkb.services.portability.forget import forget_principal
+    from agentkb.services.access.forget import forget_principal
 
     removed = forget_principal(ports, args.workspace, args.principal)
     if args.json:

@@ -110,7 +110,8 @@ def test_the_release_finds_a_texts_chunks_by_the_hash_prefix_index_and_older_fil
                     " embedding BLOB)")
         old.execute("CREATE INDEX chunks_content_hash ON chunks (content_hash)")
     conn = Database(path).connection()
-    indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'chunks'")}
+    indexes = {r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'chunks'")}
     assert "chunks_text_key" in indexes and "chunks_content_hash" not in indexes
     plan = " ".join(str(r[-1]) for r in conn.execute(
         f"EXPLAIN QUERY PLAN SELECT 1 FROM chunks WHERE {SAME_TEXT} AND context = ?", ("ab" * 32, "ab" * 32, "")))
@@ -119,6 +120,6 @@ def test_the_release_finds_a_texts_chunks_by_the_hash_prefix_index_and_older_fil
     conn.execute("INSERT INTO chunks (id, workspace_id, knowledge_base_id, document_id, chunk_index, content,"
                  " token_count, content_hash) VALUES ('c', 'w', 'k', 'd', 0, 'x', 1, ?)", (digest,))
     same_prefix = "0123456789ab" + "e" * 52  # the prefix finds it; the whole hash decides
-    assert conn.execute(f"SELECT count(*) FROM chunks WHERE {SAME_TEXT} AND context = ''", (digest, digest)).fetchone()[0] == 1
-    assert conn.execute(f"SELECT count(*) FROM chunks WHERE {SAME_TEXT} AND context = ''",
-                        (same_prefix, same_prefix)).fetchone()[0] == 0
+    count = f"SELECT count(*) FROM chunks WHERE {SAME_TEXT} AND context = ''"
+    assert conn.execute(count, (digest, digest)).fetchone()[0] == 1
+    assert conn.execute(count, (same_prefix, same_prefix)).fetchone()[0] == 0

@@ -16,12 +16,11 @@ from agentkb.models.domain import Chunk
 from agentkb.services.portability.archive_file import (
     ArchiveReader,
     ArchiveWriter,
-    Digests,
-    SectionDigest,
     as_written_digests,
     parse,
     verify_file,
 )
+from agentkb.services.portability.digests import Digests, SectionDigest
 from agentkb.services.portability.records import (
     canonical,
     chunk_record,

@@ -10,7 +10,7 @@ from agentkb.api.responses import ERRORS, json_response
 from agentkb.api.route import Routes
 from agentkb.composition import Ports, get_ports
 from agentkb.models.bounds import MAX_WORKSPACE_ID
-from agentkb.services.portability.forget import forget_principal
+from agentkb.services.access.forget import forget_principal
 
 routes = Routes()
 

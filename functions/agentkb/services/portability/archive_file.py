@@ -7,7 +7,6 @@ the record count and two sha256 digests (every record, and every record without 
 from __future__ import annotations
 
 import gzip
-import hashlib
 import io
 import json
 import sys
@@ -18,17 +17,8 @@ from typing import IO, Any
 
 from agentkb.errors import BadRequest
 from agentkb.models.domain import Chunk
-from agentkb.services.portability.records import (
-    CHUNK_KEYS,
-    VECTOR_FIELDS,
-    Record,
-    canonical,
-    canonical_pair,
-    chunk_record,
-    chunk_texts,
-    chunk_texts_of,
-    without_embedding,
-)
+from agentkb.services.portability.digests import SECTIONS, Digests
+from agentkb.services.portability.records import Record, canonical, without_embedding
 
 try:  # the local extra's parser: an archive line in ~1.2 us instead of ~3 (what it cannot read, json reads)
     from orjson import loads as _fast_loads
@@ -37,8 +27,7 @@ except ImportError:  # pragma: no cover - an install without the local extra
 
 FORMAT = "agentkb-archive"
 VERSION = 1
-SECTIONS = ("knowledge_bases", "documents", "chunks", "memories", "graph_entities", "graph_relations",
-            "graph_proofs", "snapshots", "traces", "keys")
+READ_BUFFER = 1 << 20  # a chunk's line is ~3 KB: at the default 8 KB a read() every two lines (1.2 s of 3 GB, 0.25)
 
 
 def parse(line: str) -> Any:
@@ -59,64 +48,6 @@ def parse(line: str) -> Any:
 
 
 CHUNK_LINE_END = ',"s":"chunks"}\n'  # how the writer ends a chunk's line
-
-
-@dataclass
-class SectionDigest:
-    """Count and digests of one section, accumulated record by record."""
-
-    count: int = 0
-    full: Any = field(default_factory=hashlib.sha256)
-    content: Any = field(default_factory=hashlib.sha256)
-
-    def add(self, record: Record, text: str | None = None) -> None:
-        if text is not None and record.keys() == CHUNK_KEYS and (texts := chunk_texts(record, text)) is not None:
-            self.add_texts(*texts)  # one serialisation: the content text is the full one without its vector
-            return
-        if not any(k in record for k in VECTOR_FIELDS):
-            line = (text or canonical(record)).encode("utf-8")
-            self.add_texts(line, line)
-            return
-        full, content = (text, None) if text is not None else canonical_pair(record)
-        if content is None:
-            content = canonical({k: v for k, v in record.items() if k not in VECTOR_FIELDS})
-        self.add_texts(full.encode("utf-8"), content.encode("utf-8"))
-
-    def add_texts(self, full: bytes, content: bytes) -> None:
-        """One record as its canonical UTF-8 text, with and without its vector fields."""
-        self.count += 1
-        self.full.update(full)
-        self.full.update(b"\n")
-        self.content.update(content)
-        self.content.update(b"\n")
-
-    def summary(self) -> dict[str, Any]:
-        return {"count": self.count, "sha256": self.full.hexdigest(), "content_sha256": self.content.hexdigest()}
-
-
-class Digests:
-    """Every section's SectionDigest."""
-
-    def __init__(self) -> None:
-        self.sections = {name: SectionDigest() for name in SECTIONS}
-
-    def add(self, section: str, item: Record | Chunk, text: str | None = None) -> str:
-        """Digest one record (a chunk also as the Chunk read: its texts are made from it); returns its text."""
-        if isinstance(item, Chunk):
-            texts = chunk_texts_of(item)
-            record = chunk_record(item) if texts is None else {}
-        else:
-            record = item
-            texts = chunk_texts(item) if text is None and item.keys() == CHUNK_KEYS else None
-        if texts is not None:
-            self.sections[section].add_texts(*texts)
-            return texts[0].decode("utf-8")
-        text = text or canonical(record)
-        self.sections[section].add(record, text)
-        return text
-
-    def manifest(self) -> dict[str, dict[str, Any]]:
-        return {name: digest.summary() for name, digest in self.sections.items()}
 
 
 class ArchiveWriter:
@@ -162,11 +93,12 @@ class ArchiveReader:
 
     def _lines(self) -> Iterator[str]:
         gz = self._gzip()
-        with (gzip.open(self.path, "rt", encoding="utf-8") if gz else open(self.path, encoding="utf-8")) as lines:
+        with (gzip.open(self.path, "rt", encoding="utf-8") if gz else
+              open(self.path, encoding="utf-8", buffering=READ_BUFFER)) as lines:
             yield from lines
 
     def binary_lines(self) -> Iterator[bytes]:
-        with gzip.open(self.path, "rb") if self._gzip() else open(self.path, "rb") as lines:
+        with gzip.open(self.path, "rb") if self._gzip() else open(self.path, "rb", buffering=READ_BUFFER) as lines:
             yield from lines
 
     def check_header(self, line: str | bytes) -> None:

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentkb.errors import DomainError
-from agentkb.services.portability.archive_file import SECTIONS, ArchiveReader, Digests, verify_file
+from agentkb.services.portability.archive_file import ArchiveReader, verify_file
+from agentkb.services.portability.digests import SECTIONS, Digests
 from agentkb.services.portability.export import ExportRequest, workspace_items
 from agentkb.services.portability.rename import Renamer
 from agentkb.services.portability.sinks import DocumentSink, RecordSink, Tally
@@ -141,7 +142,8 @@ def _held(ports: Ports, ws: str, path: Path) -> bool:
 
 def _verify(ports: Ports, report: ImportReport, kb_names: tuple[str, ...], reembedded: bool,
             memories_reembedded: bool, renamer: Renamer) -> None:
-    digests = Digests()
+    changed = (DOCUMENT_SECTIONS if reembedded else ()) + (("memories",) if memories_reembedded else ())
+    digests = Digests(contents=changed)  # a section's content digest is compared only when its vectors changed
     request = ExportRequest(report.workspace_id, kb_names)
     for section, item in renamer.read_back(workspace_items(ports, request)):
         digests.add(section, item)
@@ -151,8 +153,7 @@ def _verify(ports: Ports, report: ImportReport, kb_names: tuple[str, ...], reemb
     for name in SECTIONS:
         if name in NOT_IMPORTED:
             continue
-        vectors_changed = (reembedded and name in DOCUMENT_SECTIONS) or (memories_reembedded and name == "memories")
-        key = "content_sha256" if vectors_changed else "sha256"
+        key = "content_sha256" if name in changed else "sha256"
         archive, target = expected[name], found[name]
         if (archive["count"], archive[key]) == (target["count"], target[key]):
             report.verified.append(name)

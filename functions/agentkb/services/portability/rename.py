@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from agentkb.models.digits import ascii_int
-from agentkb.services.portability.archive_file import SECTIONS, Digests, SectionDigest
+from agentkb.services.portability.digests import SECTIONS, Digests, SectionDigest
 from agentkb.services.portability.records import Record
 from agentkb.services.snapshot.service import snapshot_bytes, snapshot_hash, snapshot_id_for
 from agentkb.services.snapshot.sources import document_uri, parse_document_uri
