@@ -112,7 +112,7 @@ def test_the_cli_says_when_a_copy_beside_its_original_got_new_ids(tmp_path: Path
         "chunkId"].removeprefix("memory:")  # a memory id no record of the archive holds: mapped all the same
 
 
-@pytest.mark.parametrize("damage", ["changed", "truncated", "no manifest", "not an archive"])
+@pytest.mark.parametrize("damage", ["changed", "truncated", "no manifest", "not an archive", "not UTF-8"])
 def test_a_damaged_archive_is_refused_before_anything_is_written(damage: str, tmp_path: Path,
                                                                  data_dir: Path) -> None:
     archive = _archive(tmp_path / "a.jsonl")
@@ -124,9 +124,11 @@ def test_a_damaged_archive_is_refused_before_anything_is_written(damage: str, tm
         lines[-1] = lines[-1][:20]
     elif damage == "no manifest":
         lines = lines[:-1]
-    else:
+    elif damage == "not an archive":
         lines = ['{"hello": "world"}\n']
     archive.write_text("".join(lines), encoding="utf-8")
+    if damage == "not UTF-8":  # a byte no UTF-8 text has, inside a record's string
+        archive.write_bytes(archive.read_bytes().replace(b'"run_id":"r"', b'"run_id":"\xff"', 1))
     with pytest.raises(BadRequest):
         verify_file(archive)
     with pytest.raises(BadRequest):

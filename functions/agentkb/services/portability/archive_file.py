@@ -30,12 +30,12 @@ VERSION = 1
 READ_BUFFER = 1 << 20  # a chunk's line is ~3 KB: at the default 8 KB a read() every two lines (1.2 s of 3 GB, 0.25)
 
 
-def parse(line: str) -> Any:
+def parse(line: str | bytes) -> Any:
     """json.loads of an archive line; a chunk's line (most of an archive) by orjson, when what it read is what json
     reads: orjson refuses NaN and lone surrogates and reads an integer past 64 bits as a float, so a chunk whose
     integers did not come back as integers is read again by json. Other lines (tags, memories' extra: any JSON)
     are json's."""
-    if line.endswith(CHUNK_LINE_END):
+    if line.endswith(CHUNK_LINE_END if type(line) is str else _CHUNK_LINE_END):
         try:
             item = _fast_loads(line)
             r = item["r"]
@@ -48,6 +48,7 @@ def parse(line: str) -> Any:
 
 
 CHUNK_LINE_END = ',"s":"chunks"}\n'  # how the writer ends a chunk's line
+_CHUNK_LINE_END = CHUNK_LINE_END.encode("ascii")
 
 
 class ArchiveWriter:
@@ -91,12 +92,6 @@ class ArchiveReader:
         with open(self.path, "rb") as probe:
             return probe.read(2) == b"\x1f\x8b"
 
-    def _lines(self) -> Iterator[str]:
-        gz = self._gzip()
-        with (gzip.open(self.path, "rt", encoding="utf-8") if gz else
-              open(self.path, encoding="utf-8", buffering=READ_BUFFER)) as lines:
-            yield from lines
-
     def binary_lines(self) -> Iterator[bytes]:
         with gzip.open(self.path, "rb") if self._gzip() else open(self.path, "rb", buffering=READ_BUFFER) as lines:
             yield from lines
@@ -115,9 +110,10 @@ class ArchiveReader:
         self.header = header
 
     def records(self) -> Iterator[tuple[str, Record]]:
-        """(section, record) of every line, parsed; BadRequest at the first line that is not an archive's."""
-        lines = self._lines()
-        self.check_header(next(lines, ""))
+        """(section, record) of every line, parsed from its bytes (no decoding pass: orjson and json read UTF-8);
+        BadRequest at the first line that is not an archive's, invalid UTF-8 too."""
+        lines = self.binary_lines()
+        self.check_header(next(lines, b""))
         for number, line in enumerate(lines, start=2):
             try:
                 item = parse(line)
@@ -137,7 +133,7 @@ def as_written_digests(reader: ArchiveReader) -> dict[str, Any] | None:
     """Every section's digests from the records' text as the file holds it (what the writer hashed), read as bytes:
     a chunk line (most of an archive) is hashed without being parsed or decoded; the other records are parsed for
     their content digests. None when a line is not in the writer's form (then the careful pass decides)."""
-    lines, end = reader.binary_lines(), CHUNK_LINE_END.encode("ascii")
+    lines, end = reader.binary_lines(), _CHUNK_LINE_END
     reader.check_header(next(lines, b""))
     digests = Digests()
     chunks = digests.sections["chunks"]
