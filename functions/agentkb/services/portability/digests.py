@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring
 from typing import Any
 
 from agentkb.models.domain import Chunk
@@ -25,6 +26,9 @@ from agentkb.services.portability.records import (
     chunk_texts_of,
 )
 
+DOCUMENT_KEYS = frozenset(("chunk_count", "content", "content_hash", "created_at", "error", "id", "knowledge_base_id",
+                           "name", "revision", "secret_chunks", "source_path", "source_url", "status", "tags",
+                           "token_count"))  # records.document_record's
 SECTIONS = ("knowledge_bases", "documents", "chunks", "memories", "graph_entities", "graph_relations",
             "graph_proofs", "snapshots", "traces", "keys")
 
@@ -83,9 +87,35 @@ class Digests:
         if texts is not None:
             self.sections[section].add_texts(*texts)
             return texts[0].decode("utf-8")
-        text = text or canonical(record)
+        text = text or document_text(record) or canonical(record)
         self.sections[section].add(record, text)
         return text
 
     def manifest(self) -> dict[str, dict[str, Any]]:
         return {name: digest.summary() for name, digest in self.sections.items()}
+
+
+def document_text(r: Record) -> str | None:
+    """canonical(r) of a document record made member by member in sorted key order, with json's own string
+    escaping: 3x faster than the encoder (a 1M-chunk import's read-back serialises 250k documents). None when a
+    value is not of a document's type, and the encoder serialises it."""
+    if r.keys() != DOCUMENT_KEYS:
+        return None
+    counts, secret = (r["chunk_count"], r["revision"], r["token_count"]), r["secret_chunks"]
+    if not (all(type(v) is int for v in counts) and (
+            secret is None or type(secret) is list and all(type(i) is int for i in secret))):
+        return None
+    try:
+        return (f'{{"chunk_count":{counts[0]},"content":{_string(r["content"])},"content_hash":'
+                f'{_string(r["content_hash"])},"created_at":{_string(r["created_at"])},"error":{_string(r["error"])},'
+                f'"id":{_string(r["id"])},"knowledge_base_id":{_string(r["knowledge_base_id"])},"name":'
+                f'{_string(r["name"])},"revision":{counts[1]},"secret_chunks":'
+                f'{"null" if secret is None else "[" + ",".join(map(str, secret)) + "]"},"source_path":'
+                f'{_string(r["source_path"])},"source_url":{_string(r["source_url"])},"status":{_string(r["status"])},'
+                f'"tags":{canonical(r["tags"])},"token_count":{counts[2]}}}')
+    except TypeError:  # a string field that is not a string (or None)
+        return None
+
+
+def _string(value: str | None) -> str:
+    return "null" if value is None else encode_basestring(value)
