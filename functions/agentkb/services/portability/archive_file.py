@@ -35,7 +35,7 @@ def parse(line: str | bytes) -> Any:
     reads: orjson refuses NaN and lone surrogates and reads an integer past 64 bits as a float, so a chunk whose
     integers did not come back as integers is read again by json. Other lines (tags, memories' extra: any JSON)
     are json's."""
-    if line.endswith(CHUNK_LINE_END if type(line) is str else _CHUNK_LINE_END):
+    if line.endswith(CHUNK_LINE_END) if isinstance(line, str) else line.endswith(_CHUNK_LINE_END):
         try:
             item = _fast_loads(line)
             r = item["r"]
