@@ -161,7 +161,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", type=Path, required=True, help="BEIR folder (corpus.jsonl)")
     parser.add_argument("--limit-docs", type=int, help="only the first N documents")
-    parser.add_argument("--reembed-docs", type=int, default=200, help="documents re-embedded by the local model")
+    parser.add_argument("--reembed-docs", type=int, default=200,
+                        help="documents re-embedded by the local model (0: no reembed phase)")
     parser.add_argument("--workdir", type=Path, help="where the data dirs and the archive go (default: a temp dir)")
     parser.add_argument("--phase", choices=["seed", *PHASES], help=argparse.SUPPRESS)  # one phase, in this process
     args = parser.parse_args()
@@ -175,7 +176,7 @@ def main() -> None:
     require_dataset(args.dataset)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="agentkb-portability-"))
     out: dict[str, Any] = {"dataset": str(args.dataset), "workdir": str(work)}
-    for phase in ("seed", *PHASES):
+    for phase in ("seed", *(p for p in PHASES if args.reembed_docs > 0 or p != "reembed")):  # 0: no reembed phase
         command = [sys.executable, "-m", "bench.portability.throughput", "--dataset", str(args.dataset),
                    "--workdir", str(work), "--phase", phase, "--reembed-docs", str(args.reembed_docs)]
         if args.limit_docs:
